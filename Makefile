@@ -1,0 +1,34 @@
+# ndiro: `make run` starts local mode, `make test` runs every test.
+GO ?= go
+PKGS := ./...
+
+.PHONY: run test check bench release fmt vet
+
+## run: start ndiro in local mode (no configuration, data under ./var)
+run:
+	$(GO) run ./cmd/ndiro
+
+## test: every test, with the race detector; needs no network
+test:
+	$(GO) test -race -count=1 $(PKGS)
+
+## check: formatting, vet, then the tests
+check:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(MAKE) test
+
+## bench: speed and memory benchmarks
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+## release: the static binary deploy/Dockerfile builds, into bin/ndiro
+release:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/ndiro ./cmd/ndiro
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+vet:
+	$(GO) vet $(PKGS)

@@ -1,0 +1,133 @@
+// Command ndiro serves the meal photo diary. With no configuration it runs
+// in local mode: DynamoDB, S3 and the Google sign-in in-process, data under
+// ./var. See README.md and deploy/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"ndiro/internal/auth"
+	"ndiro/internal/config"
+	"ndiro/internal/dynamo"
+	"ndiro/internal/localenv"
+	"ndiro/internal/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args, os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "ndiro:", err)
+		os.Exit(1)
+	}
+}
+
+// localBucket is the S3 bucket local mode keeps photos in.
+const localBucket = "ndiro-photos"
+
+// run starts ndiro and serves until ctx is cancelled, then shuts down
+// gracefully. It writes the address to open, and logs, to stdout.
+func run(ctx context.Context, _ []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	var log *slog.Logger
+	if cfg.Mode == config.ModeAWS {
+		log = slog.New(slog.NewJSONHandler(stdout, nil))
+	} else {
+		log = slog.New(slog.NewTextHandler(stdout, nil))
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (NDIRO_ADDR): %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + ln.Addr().String()
+	}
+
+	tables := dynamo.NewTables(cfg.TablePrefix)
+	b := server.Backends{Tables: tables}
+	switch cfg.Mode {
+	case config.ModeLocal:
+		env, err := localenv.Start(ctx, localenv.Options{DataDir: cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: log})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := env.Close(); err != nil {
+				log.Error("local backends did not stop cleanly", "err", err)
+			}
+		}()
+		b.DynamoDB, b.S3, b.Bucket = env.DynamoDB, env.S3, localBucket
+		b.Provider = auth.Provider{
+			Issuer:       env.OIDC.Issuer(),
+			ClientID:     env.OIDC.ClientID,
+			ClientSecret: env.OIDC.ClientSecret,
+			RedirectURL:  cfg.BaseURL + "/auth/callback",
+		}
+	case config.ModeAWS:
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(cfg.Region))
+		if err != nil {
+			return fmt.Errorf("aws config: %w", err)
+		}
+		b.DynamoDB = dynamodb.NewFromConfig(awsCfg)
+		b.S3 = s3.NewFromConfig(awsCfg)
+		b.Bucket = cfg.Bucket
+		b.Provider = auth.Provider{
+			Issuer:       "https://accounts.google.com",
+			ClientID:     cfg.GoogleClientID,
+			ClientSecret: cfg.GoogleClientSecret,
+			RedirectURL:  cfg.BaseURL + "/auth/callback",
+		}
+	}
+
+	app, err := server.Build(ctx, cfg, b, log, time.Now)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           app.Handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute, // photo uploads over slow phone networks
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	if cfg.Mode == config.ModeLocal {
+		fmt.Fprintf(stdout, "\nndiro is running in local mode. Open %s\nSign in as %s (admin), or any email once you have an invite link.\nData is kept in %s. Stop with Ctrl-C.\n\n", cfg.BaseURL, cfg.AdminEmails[0], cfg.DataDir)
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "mode", string(cfg.Mode))
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

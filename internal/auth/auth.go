@@ -1,0 +1,350 @@
+// Package auth signs people in with Google (OIDC authorization-code flow
+// with state, nonce and PKCE), signs up invited people and ADMIN_EMAILS, and
+// guards every private page by reading the users row on each request.
+package auth
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"ndiro/internal/invite"
+	"ndiro/internal/token"
+	"ndiro/internal/user"
+	"ndiro/internal/web"
+)
+
+// Session keys. The signed-in session holds only the user ID; the others
+// live from /login to /auth/callback.
+const (
+	keyUserID   = "user_id"
+	keyState    = "oidc_state"
+	keyNonce    = "oidc_nonce"
+	keyVerifier = "oidc_verifier"
+	keyNext     = "oidc_next"
+	keyInvite   = "oidc_invite"
+)
+
+// Provider configures the OIDC identity provider: Google in AWS mode, the
+// in-process mock in local mode.
+type Provider struct {
+	// Issuer is the OIDC issuer URL, e.g. "https://accounts.google.com".
+	Issuer       string
+	ClientID     string
+	ClientSecret string
+	// RedirectURL is this app's callback, e.g.
+	// "https://ndiro.example.org/auth/callback"; it must be registered with
+	// the provider.
+	RedirectURL string
+	// HTTPClient talks to the provider (discovery, keys, token exchange);
+	// nil means a client with a 10 s timeout.
+	HTTPClient *http.Client
+}
+
+// Handler serves sign-in, sign-out and the guards.
+type Handler struct {
+	oauth      oauth2.Config
+	verifier   *oidc.IDTokenVerifier
+	httpClient *http.Client
+
+	sessions *scs.SessionManager
+	users    *user.Store
+	invites  *invite.Store
+	pages    *web.Pages
+	isAdmin  func(email string) bool
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// Deps are the Handler's collaborators.
+type Deps struct {
+	Sessions *scs.SessionManager
+	Users    *user.Store
+	Invites  *invite.Store
+	Pages    *web.Pages
+	// IsAdminEmail reports whether an email may sign up without an invite,
+	// as an admin (ADMIN_EMAILS).
+	IsAdminEmail func(email string) bool
+	Now          func() time.Time
+	Log          *slog.Logger
+}
+
+// NewHandler fetches the provider's discovery document and returns the
+// sign-in handlers. It fails if the provider cannot be reached.
+func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
+	hc := p.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, hc), p.Issuer)
+	if err != nil {
+		return nil, fmt.Errorf("auth: discover %s: %w", p.Issuer, err)
+	}
+	return &Handler{
+		oauth: oauth2.Config{
+			ClientID:     p.ClientID,
+			ClientSecret: p.ClientSecret,
+			Endpoint:     provider.Endpoint(),
+			RedirectURL:  p.RedirectURL,
+			Scopes:       []string{oidc.ScopeOpenID, "email"},
+		},
+		verifier:   provider.Verifier(&oidc.Config{ClientID: p.ClientID}),
+		httpClient: hc,
+		sessions:   d.Sessions,
+		users:      d.Users,
+		invites:    d.Invites,
+		pages:      d.Pages,
+		isAdmin:    d.IsAdminEmail,
+		now:        d.Now,
+		log:        d.Log,
+	}, nil
+}
+
+// Login starts the authorization-code flow: it keeps a fresh state, nonce
+// and PKCE verifier in the session and redirects to the provider. ?next= is
+// where to go afterwards (local paths only); ?invite= is an invite to claim.
+func (h *Handler) Login(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	next := web.LocalPath(r.URL.Query().Get("next"))
+	inv := r.URL.Query().Get("invite")
+	if inv != "" && !token.Valid(inv) {
+		return invite.RefusalError(invite.ErrNotFound)
+	}
+	if inv == "" && h.sessions.GetString(ctx, keyUserID) != "" {
+		if next == "" {
+			next = "/meals"
+		}
+		web.Redirect(w, r, next)
+		return nil
+	}
+	state, nonce, verifier := token.New(), token.New(), oauth2.GenerateVerifier()
+	h.sessions.Put(ctx, keyState, state)
+	h.sessions.Put(ctx, keyNonce, nonce)
+	h.sessions.Put(ctx, keyVerifier, verifier)
+	h.sessions.Put(ctx, keyNext, next)
+	h.sessions.Put(ctx, keyInvite, inv)
+	u := h.oauth.AuthCodeURL(state,
+		oidc.Nonce(nonce),
+		oauth2.S256ChallengeOption(verifier),
+		oauth2.SetAuthURLParam("prompt", "select_account"))
+	http.Redirect(w, r, u, http.StatusFound)
+	return nil
+}
+
+// claims are the ID token claims sign-in uses.
+type claims struct {
+	Email         string `json:"email"`
+	EmailVerified bool   `json:"email_verified"`
+}
+
+var errRestart = "Start again from the sign-in button. If this keeps happening, make sure cookies are allowed for this site."
+
+// Callback finishes the flow: it checks state, exchanges the code with the
+// PKCE verifier, verifies the ID token and its nonce, requires a verified
+// email, then signs in the users row keyed by the token's subject, creating
+// it from an invite or ADMIN_EMAILS if it does not exist.
+func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	q := r.URL.Query()
+	// One use: whatever happens next, this flow's secrets are spent.
+	state := h.sessions.PopString(ctx, keyState)
+	nonce := h.sessions.PopString(ctx, keyNonce)
+	verifier := h.sessions.PopString(ctx, keyVerifier)
+	next := h.sessions.PopString(ctx, keyNext)
+	inviteTok := h.sessions.PopString(ctx, keyInvite)
+
+	if e := q.Get("error"); e != "" {
+		return &web.Error{Status: http.StatusUnauthorized, Title: "Sign-in cancelled", Msg: "Google did not sign you in (" + truncate(e, 60) + "). " + errRestart}
+	}
+	if state == "" || subtle.ConstantTimeCompare([]byte(state), []byte(q.Get("state"))) != 1 {
+		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in expired", Msg: "This sign-in attempt does not match this browser, or it was already used. " + errRestart}
+	}
+	code := q.Get("code")
+	if code == "" {
+		return web.BadRequest("The sign-in answer had no code. " + errRestart)
+	}
+
+	octx := oidc.ClientContext(ctx, h.httpClient)
+	tok, err := h.oauth.Exchange(octx, code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "Google did not accept this sign-in; the code may have been used already. " + errRestart, Err: err}
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	if raw == "" {
+		return &web.Error{Status: http.StatusBadGateway, Msg: "Google sent no identity token. " + errRestart}
+	}
+	idt, err := h.verifier.Verify(octx, raw)
+	if err != nil {
+		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "The identity token could not be verified. " + errRestart, Err: err}
+	}
+	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(nonce)) != 1 || nonce == "" {
+		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "The identity token was not issued for this sign-in. " + errRestart, Err: errors.New("nonce mismatch")}
+	}
+	var c claims
+	if err := idt.Claims(&c); err != nil {
+		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "The identity token could not be read. " + errRestart, Err: err}
+	}
+	if !c.EmailVerified || c.Email == "" {
+		return &web.Error{Status: http.StatusForbidden, Title: "Email not verified", Msg: "Your Google account's email address is not verified. Verify it with Google, then sign in again."}
+	}
+	email := strings.ToLower(c.Email)
+
+	u, err := h.users.Get(ctx, idt.Subject)
+	if errors.Is(err, user.ErrNotFound) {
+		u, err = h.signUp(ctx, idt.Subject, email, inviteTok)
+	}
+	if err != nil {
+		return err
+	}
+	if u.Deleting() {
+		return &web.Error{Status: http.StatusForbidden, Title: "Account being deleted", Msg: "This account is being deleted and can no longer sign in."}
+	}
+	// A fresh session token at the privilege change (session fixation).
+	if err := h.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	h.sessions.Put(ctx, keyUserID, u.ID)
+	if next == "" {
+		next = "/meals"
+	}
+	web.Redirect(w, r, next)
+	return nil
+}
+
+// signUp creates the users row for a first sign-in: from the invite being
+// claimed, or as an admin for ADMIN_EMAILS; anyone else gets the "you need
+// an invite" page. A claim re-run by the same person is a no-op, so a
+// sign-up that failed half-way can simply be retried.
+func (h *Handler) signUp(ctx context.Context, sub, email, inviteTok string) (*user.User, error) {
+	u := &user.User{ID: sub, Email: email, Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: h.now().UTC()}
+	switch {
+	case inviteTok != "":
+		inv, err := h.invites.Claim(ctx, inviteTok, sub, email, h.now())
+		if err != nil {
+			return nil, invite.RefusalError(err)
+		}
+		u.Role, u.InviteToken = inv.Role, inv.Token
+		if h.isAdmin(email) {
+			u.Role = user.RoleAdmin
+		}
+	case h.isAdmin(email):
+		u.Role = user.RoleAdmin
+	default:
+		return nil, &web.Error{Status: http.StatusForbidden, Title: "You need an invite",
+			Msg: "ndiro is invite-only. Ask someone who uses it to send you an invite link, then open that link to sign up."}
+	}
+	err := h.users.Create(ctx, u)
+	if errors.Is(err, user.ErrExists) {
+		// The same person signing in twice at once: the other request won.
+		return h.users.Get(ctx, sub)
+	}
+	if err != nil {
+		return nil, err
+	}
+	h.log.Info("user signed up", "user_id", u.ID, "role", string(u.Role))
+	return u, nil
+}
+
+// Logout ends the session.
+func (h *Handler) Logout(w http.ResponseWriter, r *http.Request) error {
+	if err := h.sessions.Destroy(r.Context()); err != nil {
+		return err
+	}
+	web.Redirect(w, r, "/")
+	return nil
+}
+
+// SignedIn reports whether r carries a session with a user ID. It does not
+// check the users row; RequireUser does.
+func (h *Handler) SignedIn(r *http.Request) bool {
+	return h.sessions.GetString(r.Context(), keyUserID) != ""
+}
+
+// RequireUser is the auth guard: one users-table GetItem per request. No
+// session redirects to sign-in (returning here afterwards for GETs); a
+// missing or deleting users row ends the session first.
+func (h *Handler) RequireUser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		id := h.sessions.GetString(ctx, keyUserID)
+		if id == "" {
+			h.toLogin(w, r)
+			return
+		}
+		u, err := h.users.Get(ctx, id)
+		if err == nil && u.Deleting() {
+			err = user.ErrNotFound
+		}
+		if errors.Is(err, user.ErrNotFound) {
+			if derr := h.sessions.Destroy(ctx); derr != nil {
+				h.pages.Error(w, r, derr)
+				return
+			}
+			h.toLogin(w, r)
+			return
+		}
+		if err != nil {
+			h.pages.Error(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(user.WithUser(ctx, u)))
+	})
+}
+
+func (h *Handler) toLogin(w http.ResponseWriter, r *http.Request) {
+	to := "/login"
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		to += "?next=" + url.QueryEscape(r.URL.RequestURI())
+	}
+	web.Redirect(w, r, to)
+}
+
+// RequireAdmin refuses non-admins with 403. It must run after RequireUser.
+func (h *Handler) RequireAdmin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u := user.FromContext(r.Context())
+		if u == nil || !u.IsAdmin() {
+			h.pages.Error(w, r, web.Forbidden("This page is for admins only."))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Viewer describes the signed-in user for the page layout.
+func Viewer(r *http.Request) web.Viewer {
+	u := user.FromContext(r.Context())
+	if u == nil {
+		return web.Viewer{}
+	}
+	return web.Viewer{SignedIn: true, Email: u.Email, IsAdmin: u.IsAdmin()}
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+type homePage struct{ web.Base }
+
+// Home is the start page: signed-in people go to their diary, everyone else
+// sees what ndiro is and a sign-in button.
+func (h *Handler) Home(w http.ResponseWriter, r *http.Request) error {
+	if h.SignedIn(r) {
+		web.Redirect(w, r, "/meals")
+		return nil
+	}
+	return h.pages.Render(w, r, http.StatusOK, "auth/home", &homePage{})
+}

@@ -1,0 +1,174 @@
+// Package config reads ndiro's settings from the environment. The zero
+// configuration is local mode: every backend in-process, data under ./var.
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/mail"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Mode says where ndiro keeps its data and who signs people in.
+type Mode string
+
+const (
+	// ModeLocal runs DynamoDB, S3 and the Google sign-in in-process
+	// (package localenv) and persists them under DataDir.
+	ModeLocal Mode = "local"
+	// ModeAWS uses real DynamoDB tables, an S3 bucket and Google sign-in.
+	ModeAWS Mode = "aws"
+)
+
+// DefaultPhotoCacheBytes is the photo cache budget when
+// NDIRO_PHOTO_CACHE_BYTES is unset: 64 MiB (DESIGN.md, photos).
+const DefaultPhotoCacheBytes = 64 << 20
+
+// Config is every setting ndiro reads at start. Load fills it; the zero
+// value is not usable.
+type Config struct {
+	Mode Mode
+	// Addr is the host:port the HTTP server listens on (NDIRO_ADDR).
+	Addr string
+	// DataDir holds local mode's persisted tables and bucket (NDIRO_DATA_DIR).
+	DataDir string
+	// TablePrefix is prepended to the four table names (NDIRO_TABLE_PREFIX).
+	TablePrefix string
+	// BaseURL is the public origin, e.g. "https://ndiro.example.org", with no
+	// trailing slash (NDIRO_BASE_URL). Local mode derives it from Addr.
+	BaseURL string
+	// PhotoCacheBytes is the in-process photo cache budget in bytes; 0
+	// disables the cache (NDIRO_PHOTO_CACHE_BYTES).
+	PhotoCacheBytes int64
+	// AdminEmails may sign up without an invite and become admins
+	// (ADMIN_EMAILS, comma-separated, compared lower-cased).
+	AdminEmails []string
+
+	// AWS mode only.
+	Region             string // AWS_REGION
+	Bucket             string // NDIRO_BUCKET
+	GoogleClientID     string // GOOGLE_CLIENT_ID
+	GoogleClientSecret string // GOOGLE_CLIENT_SECRET
+}
+
+// Load reads the configuration through getenv (os.Getenv in production, a
+// map in tests). It returns an error naming the variable for every value
+// that is malformed, or missing in AWS mode.
+func Load(getenv func(string) string) (Config, error) {
+	get := func(key, def string) string {
+		if v := strings.TrimSpace(getenv(key)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{
+		Mode:        Mode(get("NDIRO_MODE", string(ModeLocal))),
+		Addr:        get("NDIRO_ADDR", "127.0.0.1:8080"),
+		DataDir:     get("NDIRO_DATA_DIR", "./var"),
+		TablePrefix: get("NDIRO_TABLE_PREFIX", "ndiro-"),
+		BaseURL:     strings.TrimRight(get("NDIRO_BASE_URL", ""), "/"),
+		Region:      get("AWS_REGION", ""),
+		Bucket:      get("NDIRO_BUCKET", ""),
+
+		GoogleClientID:     get("GOOGLE_CLIENT_ID", ""),
+		GoogleClientSecret: get("GOOGLE_CLIENT_SECRET", ""),
+	}
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	switch c.Mode {
+	case ModeLocal, ModeAWS:
+	default:
+		bad("NDIRO_MODE must be %q or %q, not %q", ModeLocal, ModeAWS, c.Mode)
+	}
+	if _, port, err := net.SplitHostPort(c.Addr); err != nil {
+		bad("NDIRO_ADDR must be host:port like 127.0.0.1:8080: %v", err)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		bad("NDIRO_ADDR port must be a number from 0 to 65535, not %q", port)
+	}
+	if !validPrefix(c.TablePrefix) {
+		bad("NDIRO_TABLE_PREFIX may hold only letters, digits, '-', '_' and '.', at most 200 characters, not %q", c.TablePrefix)
+	}
+	if c.BaseURL != "" {
+		u, err := url.Parse(c.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			bad("NDIRO_BASE_URL must be an origin like https://ndiro.example.org, not %q", c.BaseURL)
+		}
+	}
+
+	c.PhotoCacheBytes = DefaultPhotoCacheBytes
+	if v := get("NDIRO_PHOTO_CACHE_BYTES", ""); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			bad("NDIRO_PHOTO_CACHE_BYTES must be a whole number of bytes, 0 or more, not %q", v)
+		}
+		c.PhotoCacheBytes = n
+	}
+
+	admins := get("ADMIN_EMAILS", "")
+	if admins == "" && c.Mode == ModeLocal {
+		admins = "admin@example.com"
+	}
+	for _, e := range strings.Split(admins, ",") {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if e == "" {
+			continue
+		}
+		if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
+			bad("ADMIN_EMAILS holds %q, which is not an email address", e)
+			continue
+		}
+		c.AdminEmails = append(c.AdminEmails, e)
+	}
+
+	if c.Mode == ModeAWS {
+		for _, req := range []struct{ key, val string }{
+			{"AWS_REGION", c.Region},
+			{"NDIRO_BUCKET", c.Bucket},
+			{"GOOGLE_CLIENT_ID", c.GoogleClientID},
+			{"GOOGLE_CLIENT_SECRET", c.GoogleClientSecret},
+			{"NDIRO_BASE_URL", c.BaseURL},
+			{"ADMIN_EMAILS", strings.Join(c.AdminEmails, ",")},
+		} {
+			if req.val == "" {
+				bad("%s is required when NDIRO_MODE=aws", req.key)
+			}
+		}
+		if strings.HasPrefix(c.BaseURL, "http://") {
+			bad("NDIRO_BASE_URL must use https when NDIRO_MODE=aws, not %q", c.BaseURL)
+		}
+	}
+	if len(problems) > 0 {
+		return Config{}, fmt.Errorf("config: %s", strings.Join(problems, "; "))
+	}
+	return c, nil
+}
+
+// IsAdminEmail reports whether email (any case) is listed in ADMIN_EMAILS.
+func (c Config) IsAdminEmail(email string) bool {
+	email = strings.ToLower(email)
+	for _, a := range c.AdminEmails {
+		if a == email {
+			return true
+		}
+	}
+	return false
+}
+
+// validPrefix reports whether p can start a DynamoDB table name, whose
+// characters are limited to [a-zA-Z0-9_.-] and whose length is 3 to 255.
+func validPrefix(p string) bool {
+	if len(p) > 200 {
+		return false
+	}
+	for _, r := range p {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,256 @@
+// Package invite owns the invites table: admins create invites, a person
+// opens /invite/{token}, signs in, and claims it with one conditional write.
+package invite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"ndiro/internal/dynamo"
+	"ndiro/internal/token"
+	"ndiro/internal/user"
+)
+
+// Invite is one invites row.
+type Invite struct {
+	// Token is the partition key and the secret in the invite link.
+	Token string `dynamodbav:"invite_token"`
+	// Email, if set, is the only (lower-cased) email that may claim it.
+	Email string    `dynamodbav:"email,omitempty"`
+	Role  user.Role `dynamodbav:"role"`
+	// CreatedBy is the admin's user ID.
+	CreatedBy string    `dynamodbav:"created_by"`
+	CreatedAt time.Time `dynamodbav:"created_at"`
+	// ExpiresAt is in Unix seconds; it is also the table's TTL attribute,
+	// but TTL deletes lazily, so Claim checks it itself.
+	ExpiresAt int64     `dynamodbav:"expires_at"`
+	ClaimedBy string    `dynamodbav:"claimed_by,omitempty"`
+	ClaimedAt time.Time `dynamodbav:"claimed_at,omitempty"`
+	RevokedAt time.Time `dynamodbav:"revoked_at,omitempty"`
+}
+
+// State is where an invite stands at a given time.
+type State string
+
+const (
+	StateOpen    State = "open"
+	StateClaimed State = "claimed"
+	StateRevoked State = "revoked"
+	StateExpired State = "expired"
+)
+
+// StateAt returns inv's state at now. Revoked wins over claimed, claimed
+// over expired.
+func (inv *Invite) StateAt(now time.Time) State {
+	switch {
+	case !inv.RevokedAt.IsZero():
+		return StateRevoked
+	case inv.ClaimedBy != "":
+		return StateClaimed
+	case now.Unix() >= inv.ExpiresAt:
+		return StateExpired
+	}
+	return StateOpen
+}
+
+// Expires returns ExpiresAt as a time.
+func (inv *Invite) Expires() time.Time { return time.Unix(inv.ExpiresAt, 0).UTC() }
+
+// Sentinel errors of Store. Each has its own page.
+var (
+	ErrNotFound   = errors.New("invite not found")
+	ErrExpired    = errors.New("invite expired")
+	ErrClaimed    = errors.New("invite already used")
+	ErrRevoked    = errors.New("invite revoked")
+	ErrWrongEmail = errors.New("invite is for another email")
+)
+
+// Store reads and writes the invites table.
+type Store struct {
+	db    *dynamodb.Client
+	table string
+}
+
+// NewStore returns a Store on the invites table named table.
+func NewStore(db *dynamodb.Client, table string) *Store {
+	return &Store{db: db, table: table}
+}
+
+// Create writes a new invite with a fresh token (attribute_not_exists, so a
+// token is never reused) and returns it.
+func (s *Store) Create(ctx context.Context, inv Invite) (*Invite, error) {
+	inv.Token = token.New()
+	item, err := attributevalue.MarshalMap(inv)
+	if err != nil {
+		return nil, fmt.Errorf("invite: create: encode: %w", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.table),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(invite_token)"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("invite: create: %w", err)
+	}
+	return &inv, nil
+}
+
+// Get returns the invite named tok, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, tok string) (*Invite, error) {
+	if !token.Valid(tok) {
+		return nil, fmt.Errorf("invite: get: %w", ErrNotFound)
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(tok),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("invite: get: %w", err)
+	}
+	if len(out.Item) == 0 {
+		return nil, fmt.Errorf("invite: get: %w", ErrNotFound)
+	}
+	var inv Invite
+	if err := attributevalue.UnmarshalMap(out.Item, &inv); err != nil {
+		return nil, fmt.Errorf("invite: get: decode: %w", err)
+	}
+	return &inv, nil
+}
+
+// List returns every invite, newest first, by Scan (a handful per
+// deployment; DESIGN.md allows scans for admin lists).
+func (s *Store) List(ctx context.Context) ([]Invite, error) {
+	all, err := dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table)})
+	if err != nil {
+		return nil, fmt.Errorf("invite: list: %w", err)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].CreatedAt.After(all[j].CreatedAt) })
+	return all, nil
+}
+
+// Claim marks the invite tok as claimed by userID with ONE conditional
+// UpdateItem: it must exist, be unrevoked, unexpired at now, and either
+// unclaimed or already claimed by userID (so a retried sign-in is a no-op),
+// and its email restriction, if any, must equal email. Of many racing
+// claimants exactly one succeeds. On a failed condition it returns
+// ErrNotFound, ErrRevoked, ErrClaimed, ErrExpired or ErrWrongEmail.
+func (s *Store) Claim(ctx context.Context, tok, userID, email string, now time.Time) (*Invite, error) {
+	if !token.Valid(tok) {
+		return nil, fmt.Errorf("invite: claim: %w", ErrNotFound)
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:        aws.String(s.table),
+		Key:              key(tok),
+		UpdateExpression: aws.String("SET #claimed_by = :uid, #claimed_at = if_not_exists(#claimed_at, :now)"),
+		ConditionExpression: aws.String("attribute_exists(#tok) AND attribute_not_exists(#revoked_at)" +
+			" AND #expires_at > :nowsec" +
+			" AND (attribute_not_exists(#claimed_by) OR #claimed_by = :uid)" +
+			" AND (attribute_not_exists(#email) OR #email = :email)"),
+		ExpressionAttributeNames: map[string]string{
+			"#tok": "invite_token", "#claimed_by": "claimed_by", "#claimed_at": "claimed_at",
+			"#revoked_at": "revoked_at", "#expires_at": "expires_at", "#email": "email",
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":uid":    &types.AttributeValueMemberS{Value: userID},
+			":now":    &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)},
+			":nowsec": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)},
+			":email":  &types.AttributeValueMemberS{Value: email},
+		},
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if dynamo.IsConditionFailed(err) {
+		return nil, fmt.Errorf("invite: claim: %w", s.whyRefused(ctx, tok, err, userID, email, now))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("invite: claim: %w", err)
+	}
+	var inv Invite
+	if err := attributevalue.UnmarshalMap(out.Attributes, &inv); err != nil {
+		return nil, fmt.Errorf("invite: claim: decode: %w", err)
+	}
+	return &inv, nil
+}
+
+// whyRefused names the sentinel for a failed claim condition, from the old
+// item the failure returned or, if the backend returned none, a fresh read.
+// The read only picks the message; the write already decided.
+func (s *Store) whyRefused(ctx context.Context, tok string, condErr error, userID, email string, now time.Time) error {
+	var inv *Invite
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(condErr, &cf) && len(cf.Item) > 0 {
+		var old Invite
+		if attributevalue.UnmarshalMap(cf.Item, &old) == nil {
+			inv = &old
+		}
+	}
+	if inv == nil {
+		got, err := s.Get(ctx, tok)
+		if err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return ErrNotFound
+			}
+			return ErrClaimed
+		}
+		inv = got
+	}
+	switch inv.StateAt(now) {
+	case StateRevoked:
+		return ErrRevoked
+	case StateClaimed:
+		if inv.ClaimedBy != userID {
+			return ErrClaimed
+		}
+	case StateExpired:
+		return ErrExpired
+	}
+	if inv.Email != "" && inv.Email != email {
+		return ErrWrongEmail
+	}
+	return ErrClaimed
+}
+
+// Revoke marks an unclaimed invite revoked, so its link stops working. It
+// returns ErrNotFound for no such invite and ErrClaimed if it was used.
+func (s *Store) Revoke(ctx context.Context, tok string, now time.Time) error {
+	if !token.Valid(tok) {
+		return fmt.Errorf("invite: revoke: %w", ErrNotFound)
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(tok),
+		UpdateExpression:          aws.String("SET #revoked_at = if_not_exists(#revoked_at, :now)"),
+		ConditionExpression:       aws.String("attribute_exists(#tok) AND attribute_not_exists(#claimed_by)"),
+		ExpressionAttributeNames:  map[string]string{"#tok": "invite_token", "#revoked_at": "revoked_at", "#claimed_by": "claimed_by"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)}},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if dynamo.IsConditionFailed(err) {
+		var cf *types.ConditionalCheckFailedException
+		if errors.As(err, &cf) && len(cf.Item) > 0 {
+			return fmt.Errorf("invite: revoke: %w", ErrClaimed)
+		}
+		if _, gerr := s.Get(ctx, tok); errors.Is(gerr, ErrNotFound) {
+			return fmt.Errorf("invite: revoke: %w", ErrNotFound)
+		}
+		return fmt.Errorf("invite: revoke: %w", ErrClaimed)
+	}
+	if err != nil {
+		return fmt.Errorf("invite: revoke: %w", err)
+	}
+	return nil
+}
+
+func key(tok string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"invite_token": &types.AttributeValueMemberS{Value: tok}}
+}

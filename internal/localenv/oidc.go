@@ -1,0 +1,138 @@
+package localenv
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"net/mail"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/oauth2-proxy/mockoidc"
+)
+
+// startOIDC starts mockoidc on a loopback port with a sign-in page in front
+// of its authorization endpoint. mockoidc itself has no login page: it signs
+// in whichever user is queued. The page asks for an email, and the submitted
+// email becomes the queued user, with email_verified true and a subject
+// derived from the email alone (stable across restarts, as Google's sub is).
+func startOIDC() (*mockoidc.MockOIDC, error) {
+	m, err := mockoidc.NewServer(nil)
+	if err != nil {
+		return nil, fmt.Errorf("localenv: oidc: %w", err)
+	}
+	var mu sync.Mutex // queue-then-authorize must not interleave
+	err = m.AddMiddleware(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != mockoidc.AuthorizationEndpoint {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if err := r.ParseForm(); err != nil {
+				http.Error(w, "bad form", http.StatusBadRequest)
+				return
+			}
+			raw := strings.TrimSpace(r.Form.Get("email"))
+			if raw == "" {
+				signInPage(w, r, "")
+				return
+			}
+			email, ok := parseEmail(raw)
+			if !ok {
+				signInPage(w, r, "Type a whole email address, like friend@example.com.")
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			m.QueueUser(&mockoidc.MockUser{
+				Subject:       Subject(email),
+				Email:         email,
+				EmailVerified: r.Form.Get("email_verified") != "false",
+			})
+			next.ServeHTTP(w, r)
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("localenv: oidc: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("localenv: oidc listen: %w", err)
+	}
+	if err := m.Start(ln, nil); err != nil {
+		return nil, fmt.Errorf("localenv: oidc: %w", err)
+	}
+	return m, nil
+}
+
+// Subject is the OIDC subject the local sign-in gives email: the same email
+// always gets the same subject, so a users row survives restarts.
+func Subject(email string) string {
+	sum := sha256.Sum256([]byte("ndiro-local-sub:" + strings.ToLower(email)))
+	return "local-" + hex.EncodeToString(sum[:10])
+}
+
+func parseEmail(s string) (string, bool) {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || !strings.Contains(s[strings.IndexByte(s, '@')+1:], ".") {
+		return "", false
+	}
+	return strings.ToLower(s), true
+}
+
+type signInData struct {
+	Hidden  []hiddenField
+	Message string
+	Email   string
+}
+
+type hiddenField struct{ Name, Value string }
+
+// signInPage renders the local stand-in for Google's account chooser. It
+// carries every authorization parameter through as hidden fields.
+func signInPage(w http.ResponseWriter, r *http.Request, msg string) {
+	d := signInData{Message: msg, Email: r.Form.Get("email")}
+	for name, vals := range r.Form {
+		if name == "email" || len(vals) == 0 {
+			continue
+		}
+		d.Hidden = append(d.Hidden, hiddenField{name, vals[0]})
+	}
+	sort.Slice(d.Hidden, func(i, j int) bool { return d.Hidden[i].Name < d.Hidden[j].Name })
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if msg != "" {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+	}
+	if err := signInTmpl.Execute(w, d); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+var signInTmpl = template.Must(template.New("signin").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Local sign-in · ndiro</title>
+<style>
+body{font:16px/1.5 system-ui,sans-serif;max-width:26rem;margin:3rem auto;padding:0 1rem;color:#222}
+input,button{font:inherit;padding:.6rem;width:100%;box-sizing:border-box;margin:.3rem 0}
+button{background:#2d6a4f;color:#fff;border:0;border-radius:.4rem}
+.note{color:#555;font-size:.9rem}.err{color:#a00}
+</style></head><body>
+<h1>Local sign-in</h1>
+<p class="note">This page stands in for Google in local mode. Any email works;
+the same email is always the same person. Admins (ADMIN_EMAILS, by default
+admin@example.com) need no invite.</p>
+<form method="get" action="">
+{{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
+{{end}}<label for="email">Sign in as</label>
+<input id="email" name="email" type="email" required autofocus autocomplete="email" value="{{.Email}}" placeholder="admin@example.com">
+{{with .Message}}<p class="err" role="alert">{{.}}</p>{{end}}
+<button type="submit">Continue</button>
+</form>
+</body></html>
+`))

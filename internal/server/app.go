@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"ndiro/internal/admin"
+	"ndiro/internal/auth"
+	"ndiro/internal/config"
+	"ndiro/internal/dynamo"
+	"ndiro/internal/invite"
+	"ndiro/internal/meal"
+	"ndiro/internal/user"
+	"ndiro/internal/web"
+	"ndiro/static"
+	"ndiro/templates"
+)
+
+// Backends are the clients the app runs on: AWS or localenv.
+type Backends struct {
+	DynamoDB *dynamodb.Client
+	S3       *s3.Client
+	Bucket   string
+	Tables   dynamo.Tables
+	// Provider is the OIDC identity provider (Google or the local mock).
+	Provider auth.Provider
+}
+
+// App is the assembled application.
+type App struct {
+	Handler  http.Handler
+	Sessions *scs.SessionManager
+	Users    *user.Store
+	Invites  *invite.Store
+}
+
+// Build constructs every store and handler from cfg and b and returns the
+// routed handler. now is the clock every rule uses (time.Now outside tests).
+// It fails if a template does not parse or the identity provider cannot be
+// discovered.
+func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger, now func() time.Time) (*App, error) {
+	st, err := web.NewStatic(static.FS)
+	if err != nil {
+		return nil, fmt.Errorf("server: static files: %w", err)
+	}
+	pages, err := web.NewPages(templates.FS, st, auth.Viewer, log)
+	if err != nil {
+		return nil, err
+	}
+
+	sessions := scs.New()
+	sessions.Lifetime = 30 * 24 * time.Hour
+	sessions.IdleTimeout = 14 * 24 * time.Hour
+	sessions.Cookie.Name = "ndiro_session"
+	sessions.Cookie.HttpOnly = true
+	sessions.Cookie.SameSite = http.SameSiteLaxMode
+	sessions.Cookie.Secure = cfg.Mode != config.ModeLocal
+	sessions.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { pages.Error(w, r, err) }
+
+	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name)
+	invites := invite.NewStore(b.DynamoDB, b.Tables.Invites.Name)
+
+	authH, err := auth.NewHandler(ctx, b.Provider, auth.Deps{
+		Sessions:     sessions,
+		Users:        users,
+		Invites:      invites,
+		Pages:        pages,
+		IsAdminEmail: cfg.IsAdminEmail,
+		Now:          now,
+		Log:          log,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	h := New(Deps{
+		Log:      log,
+		Pages:    pages,
+		Static:   st,
+		Sessions: sessions,
+		Auth:     authH,
+		Invites:  invite.NewHandler(invites, pages, cfg.BaseURL, now),
+		Meals:    meal.NewHandler(pages),
+		Admin:    admin.NewHandler(users, pages),
+		HSTS:     cfg.Mode == config.ModeAWS,
+	})
+	return &App{Handler: h, Sessions: sessions, Users: users, Invites: invites}, nil
+}

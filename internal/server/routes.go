@@ -1,0 +1,89 @@
+// Package server wires every route to its handler and guard. Reading this
+// file tells which URLs exist, who may open them, and in which order the
+// middleware runs.
+package server
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"ndiro/internal/admin"
+	"ndiro/internal/auth"
+	"ndiro/internal/invite"
+	"ndiro/internal/meal"
+	"ndiro/internal/web"
+)
+
+// Deps are the handlers and plumbing New wires together.
+type Deps struct {
+	Log      *slog.Logger
+	Pages    *web.Pages
+	Static   *web.Static
+	Sessions *scs.SessionManager
+	Auth     *auth.Handler
+	Invites  *invite.Handler
+	Meals    *meal.Handler
+	Admin    *admin.Handler
+	// HSTS adds Strict-Transport-Security (HTTPS deployments only).
+	HSTS bool
+}
+
+// New returns the application's HTTP handler.
+//
+// Middleware order, outermost first: request id → access log (route
+// pattern only) → panic recovery → security headers → cross-origin
+// protection for unsafe methods (CSRF) → session load/save. Static files and
+// /healthz sit before sessions: they never set a cookie.
+func New(d Deps) http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID)
+	r.Use(web.AccessLog(d.Log))
+	r.Use(d.Pages.Recover)
+	r.Use(web.SecurityHeaders(d.HSTS))
+	r.Use(http.NewCrossOriginProtection().Handler)
+
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write([]byte("ok\n"))
+	})
+	r.Handle("/static/*", d.Static)
+
+	r.Group(func(r chi.Router) {
+		r.Use(d.Sessions.LoadAndSave)
+
+		// Public.
+		r.Get("/", d.Pages.Handle(d.Auth.Home))
+		r.Get("/login", d.Pages.Handle(d.Auth.Login))
+		r.Get("/auth/callback", d.Pages.Handle(d.Auth.Callback))
+		r.Post("/logout", d.Pages.Handle(d.Auth.Logout))
+		r.Get("/invite/{token}", d.Pages.Handle(d.Invites.Landing))
+
+		// Owners (every signed-in user).
+		r.Group(func(r chi.Router) {
+			r.Use(d.Auth.RequireUser)
+			r.Get("/meals", d.Pages.Handle(d.Meals.Month))
+
+			// Admins.
+			r.Group(func(r chi.Router) {
+				r.Use(d.Auth.RequireAdmin)
+				r.Get("/admin", func(w http.ResponseWriter, r *http.Request) { web.Redirect(w, r, "/admin/users") })
+				r.Get("/admin/users", d.Pages.Handle(d.Admin.Users))
+				r.Get("/admin/invites", d.Pages.Handle(d.Invites.List))
+				r.Post("/admin/invites", d.Pages.Handle(d.Invites.Create))
+				r.Post("/admin/invites/{token}/revoke", d.Pages.Handle(d.Invites.Revoke))
+			})
+		})
+	})
+
+	r.NotFound(d.Pages.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return web.NotFound("There is no page at this address.")
+	}))
+	r.MethodNotAllowed(d.Pages.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		return &web.Error{Status: http.StatusMethodNotAllowed, Msg: "This page does not accept that kind of request."}
+	}))
+	return r
+}

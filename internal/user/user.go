@@ -1,0 +1,172 @@
+// Package user owns the users table: one row per person, keyed by their
+// Google subject (never by email), read on every authenticated request by
+// the auth guard.
+package user
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"ndiro/internal/dynamo"
+)
+
+// Role decides which pages a user may open.
+type Role string
+
+const (
+	RoleOwner Role = "owner" // keeps a diary
+	RoleAdmin Role = "admin" // keeps a diary and runs the admin pages
+)
+
+// ParseRole returns the role named s, or an error for anything else.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(s); r {
+	case RoleOwner, RoleAdmin:
+		return r, nil
+	}
+	return "", fmt.Errorf("user: unknown role %q", s)
+}
+
+// Status is the lifecycle state of a users row.
+type Status string
+
+const (
+	StatusActive Status = "active"
+	// StatusDeleting marks an account whose ordered deletion has started:
+	// the guard signs it out and it can write nothing more (DESIGN.md,
+	// account deletion).
+	StatusDeleting Status = "deleting"
+)
+
+// User is one users row.
+type User struct {
+	// ID is the Google subject ("sub" claim); the partition key.
+	ID    string `dynamodbav:"user_id"`
+	Email string `dynamodbav:"email"`
+	Role  Role   `dynamodbav:"role"`
+	// Status is "" for rows written before statuses existed; read as active.
+	Status Status `dynamodbav:"status"`
+	// TimeZone is an IANA name such as "Europe/Berlin"; "" means UTC.
+	TimeZone string `dynamodbav:"tz,omitempty"`
+	// InviteToken is the invite this user signed up with; "" for admins
+	// from ADMIN_EMAILS.
+	InviteToken string    `dynamodbav:"invite_token,omitempty"`
+	CreatedAt   time.Time `dynamodbav:"created_at"`
+}
+
+// IsAdmin reports whether u may open the admin pages.
+func (u *User) IsAdmin() bool { return u.Role == RoleAdmin }
+
+// Deleting reports whether u's account deletion has started.
+func (u *User) Deleting() bool { return u.Status == StatusDeleting }
+
+// Sentinel errors of Store.
+var (
+	ErrNotFound = errors.New("user not found")
+	ErrExists   = errors.New("user already exists")
+)
+
+// Store reads and writes the users table.
+type Store struct {
+	db    *dynamodb.Client
+	table string
+}
+
+// NewStore returns a Store on the users table named table.
+func NewStore(db *dynamodb.Client, table string) *Store {
+	return &Store{db: db, table: table}
+}
+
+// Get returns the users row for id with one strongly consistent GetItem, or
+// ErrNotFound. Consistent, because the guard must see a deletion at once.
+func (s *Store) Get(ctx context.Context, id string) (*User, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(id),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("user: get: %w", err)
+	}
+	if len(out.Item) == 0 {
+		return nil, fmt.Errorf("user: get: %w", ErrNotFound)
+	}
+	var u User
+	if err := attributevalue.UnmarshalMap(out.Item, &u); err != nil {
+		return nil, fmt.Errorf("user: get: decode: %w", err)
+	}
+	return &u, nil
+}
+
+// Create writes u if no row with its ID exists (attribute_not_exists), and
+// returns ErrExists otherwise: two racing sign-ups make one row.
+func (s *Store) Create(ctx context.Context, u *User) error {
+	if u.ID == "" {
+		return fmt.Errorf("user: create: empty id")
+	}
+	item, err := attributevalue.MarshalMap(u)
+	if err != nil {
+		return fmt.Errorf("user: create: encode: %w", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.table),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(user_id)"),
+	})
+	if dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("user: create: %w", ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("user: create: %w", err)
+	}
+	return nil
+}
+
+// List returns every user, by Scan: at ~100 users per deployment this is one
+// small page (DESIGN.md allows scans for admin lists).
+func (s *Store) List(ctx context.Context) ([]User, error) {
+	return dynamo.ScanAll[User](ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table)})
+}
+
+// Delete removes the users row for id; deleting a missing row is not an
+// error, so the last step of account deletion can be re-run.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(s.table),
+		Key:       key(id),
+	})
+	if err != nil {
+		return fmt.Errorf("user: delete: %w", err)
+	}
+	return nil
+}
+
+// SetTimeZone stores tz (an IANA name the caller has validated) on an
+// existing row; it returns ErrNotFound if the row is gone.
+func (s *Store) SetTimeZone(ctx context.Context, id, tz string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(id),
+		UpdateExpression:          aws.String("SET tz = :tz"),
+		ConditionExpression:       aws.String("attribute_exists(user_id)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":tz": &types.AttributeValueMemberS{Value: tz}},
+	})
+	if dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("user: set time zone: %w", ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("user: set time zone: %w", err)
+	}
+	return nil
+}
+
+func key(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: id}}
+}

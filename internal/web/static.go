@@ -1,0 +1,68 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+// Static serves embedded static files under /static/. URLs carry a content
+// digest (?v=), so a file can be cached for a year and a new build still
+// reaches every browser at once.
+type Static struct {
+	files map[string][]byte
+	sums  map[string]string
+}
+
+// NewStatic reads every file of fsys and digests it.
+func NewStatic(fsys fs.FS) (*Static, error) {
+	s := &Static{files: map[string][]byte{}, sums: map[string]string{}}
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Ext(name) == ".go" {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		s.files[name] = b
+		s.sums[name] = hex.EncodeToString(sum[:6])
+		return nil
+	})
+	return s, err
+}
+
+// URL returns the versioned URL of a static file, e.g.
+// "/static/app.css?v=1a2b3c4d5e6f"; an unknown name panics at template
+// execution, which Render turns into a 500 in tests long before production.
+func (s *Static) URL(name string) string {
+	sum, ok := s.sums[name]
+	if !ok {
+		panic("web: no static file " + name)
+	}
+	return "/static/" + name + "?v=" + sum
+}
+
+// ServeHTTP serves /static/{name}. With the current ?v= it is immutable for
+// a year; otherwise it must be revalidated.
+func (s *Static) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/static/")
+	b, ok := s.files[name]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if r.URL.Query().Get("v") == s.sums[name] {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
+	w.Header().Set("ETag", `"`+s.sums[name]+`"`)
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
+}
