@@ -33,9 +33,11 @@ type Invite struct {
 	// ExpiresAt is in Unix seconds; it is also the table's TTL attribute,
 	// but TTL deletes lazily, so Claim checks it itself.
 	ExpiresAt int64     `dynamodbav:"expires_at"`
-	ClaimedBy string    `dynamodbav:"claimed_by,omitempty"`
-	ClaimedAt time.Time `dynamodbav:"claimed_at,omitempty"`
-	RevokedAt time.Time `dynamodbav:"revoked_at,omitempty"`
+	ClaimedBy string `dynamodbav:"claimed_by,omitempty"`
+	// ClaimedAt and RevokedAt are nil until it happens: the conditions test
+	// the attributes' absence, and a zero time.Time would still be written.
+	ClaimedAt *time.Time `dynamodbav:"claimed_at,omitempty"`
+	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
 }
 
 // State is where an invite stands at a given time.
@@ -52,7 +54,7 @@ const (
 // over expired.
 func (inv *Invite) StateAt(now time.Time) State {
 	switch {
-	case !inv.RevokedAt.IsZero():
+	case inv.RevokedAt != nil:
 		return StateRevoked
 	case inv.ClaimedBy != "":
 		return StateClaimed

@@ -25,9 +25,14 @@ func startOIDC() (*mockoidc.MockOIDC, error) {
 	if err != nil {
 		return nil, fmt.Errorf("localenv: oidc: %w", err)
 	}
-	var mu sync.Mutex // queue-then-authorize must not interleave
+	// mockoidc's session store and user queue are not safe for concurrent
+	// use, and queue-then-authorize must not interleave: one request at a
+	// time, which is plenty for a local sign-in.
+	var mu sync.Mutex
 	err = m.AddMiddleware(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
 			if r.URL.Path != mockoidc.AuthorizationEndpoint {
 				next.ServeHTTP(w, r)
 				return
@@ -46,8 +51,6 @@ func startOIDC() (*mockoidc.MockOIDC, error) {
 				signInPage(w, r, "Type a whole email address, like friend@example.com.")
 				return
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			m.QueueUser(&mockoidc.MockUser{
 				Subject:       Subject(email),
 				Email:         email,

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"ndiro/internal/apptest"
+)
+
+var openLine = regexp.MustCompile(`Open (http://127\.0\.0\.1:\d+)`)
+
+// waitURL reads the start-up output until the address to open appears.
+func waitURL(t *testing.T, out io.Reader) string {
+	t.Helper()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := openLine.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+				break
+			}
+		}
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case u := <-found:
+		return u
+	case <-time.After(60 * time.Second):
+		t.Fatal("ndiro did not print its address within a minute")
+		return ""
+	}
+}
+
+func localEnv(dir string) map[string]string {
+	return map[string]string{"NDIRO_ADDR": "127.0.0.1:0", "NDIRO_DATA_DIR": dir}
+}
+
+// startRun runs ndiro in-process and returns its URL and a stop function
+// that cancels it and waits for a clean exit.
+func startRun(t *testing.T, env map[string]string) (string, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, nil, func(k string) string { return env[k] }, pw)
+		pw.Close()
+	}()
+	u := waitURL(t, pr)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("run returned %v after shutdown, want nil", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return u, stop
+}
+
+// seed signs in the admin, creates an invite, signs a friend up with it and
+// creates a second, open invite. It returns the open invite's token.
+func seed(t *testing.T, base string) string {
+	admin := apptest.NewClient(t, base)
+	admin.SignIn("admin@example.com")
+	used := admin.CreateInvite(url.Values{"role": {"owner"}})
+	if resp := apptest.NewClient(t, base).SignInVia("/login?invite="+used, "friend@example.com"); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("friend sign-up = %d", resp.StatusCode)
+	}
+	return admin.CreateInvite(url.Values{"role": {"owner"}, "email": {"later@example.com"}})
+}
+
+// check signs in as the friend (no invite needed: the users row survived)
+// and checks the open invite is still listed and still usable.
+func check(t *testing.T, base, open string) {
+	t.Helper()
+	friend := apptest.NewClient(t, base)
+	if resp := friend.SignInVia("/login", "friend@example.com"); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("friend sign-in after restart = %d %q, want 303 (users row lost?)", resp.StatusCode, resp.Text("h1"))
+	}
+	admin := apptest.NewClient(t, base)
+	admin.SignIn("admin@example.com")
+	if n := admin.Get("/admin/users").Doc().Find("tbody tr").Length(); n != 2 {
+		t.Errorf("%d users after restart, want 2", n)
+	}
+	if resp := apptest.NewClient(t, base).Get("/invite/" + open); resp.StatusCode != http.StatusOK {
+		t.Errorf("open invite after restart = %d, want 200", resp.StatusCode)
+	}
+}
+
+func TestLocalModeSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base, stop := startRun(t, localEnv(dir))
+	if resp := apptest.NewClient(t, base).Get("/healthz"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz = %d", resp.StatusCode)
+	}
+	open := seed(t, base)
+	stop()
+
+	base, _ = startRun(t, localEnv(dir))
+	check(t, base, open)
+}
+
+// TestLocalModeSurvivesKill9 kills the process without warning a couple of
+// seconds after the last write: the debounced snapshot must have it.
+func TestLocalModeSurvivesKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "ndiro")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	start := func() (*exec.Cmd, string) {
+		cmd := exec.Command(bin)
+		cmd.Env = append(os.Environ(), "NDIRO_ADDR=127.0.0.1:0", "NDIRO_DATA_DIR="+dir, "NDIRO_MODE=local", "ADMIN_EMAILS=")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, waitURL(t, out)
+	}
+
+	cmd, base := start()
+	open := seed(t, base)
+	time.Sleep(2500 * time.Millisecond) // "a kill -9 loses at most the last couple of seconds"
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	_, base = start()
+	check(t, base, open)
+}
+
+func TestBadConfigStopsStart(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env  map[string]string
+		name string
+	}{
+		{map[string]string{"NDIRO_MODE": "cloud"}, "NDIRO_MODE"},
+		{map[string]string{"NDIRO_ADDR": "nowhere"}, "NDIRO_ADDR"},
+		{map[string]string{"NDIRO_PHOTO_CACHE_BYTES": "lots"}, "NDIRO_PHOTO_CACHE_BYTES"},
+		{map[string]string{"NDIRO_MODE": "aws"}, "GOOGLE_CLIENT_ID"},
+	} {
+		err := run(context.Background(), nil, func(k string) string { return tc.env[k] }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("run with %v = %v, want an error naming %s", tc.env, err, tc.name)
+		}
+	}
+}

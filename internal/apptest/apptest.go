@@ -1,0 +1,287 @@
+// Package apptest runs the whole application on httptest for handler
+// tests: in-process DynamoDB, S3 and mock Google, a fresh table prefix and
+// bucket per test, and clients with cookie jars that sign in through the
+// real OIDC flow.
+package apptest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"ndiro/internal/auth"
+	"ndiro/internal/config"
+	"ndiro/internal/dynamo"
+	"ndiro/internal/localenv"
+	"ndiro/internal/server"
+)
+
+// App is a running application for one test.
+type App struct {
+	*server.App
+	URL    string
+	Env    *localenv.Env
+	Config config.Config
+	Tables dynamo.Tables
+	Clock  *Clock
+	t      testing.TB
+}
+
+// Options adjust New. The zero value is the default app.
+type Options struct {
+	// Env overrides environment variables given to config.Load.
+	Env map[string]string
+}
+
+// New starts the app for t and stops it when t ends. Admin email is
+// admin@example.com unless opts say otherwise.
+func New(t testing.TB, opts ...Options) *App {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	ctx := context.Background()
+	env := map[string]string{"NDIRO_TABLE_PREFIX": "t-", "ADMIN_EMAILS": "admin@example.com"}
+	for k, v := range o.Env {
+		env[k] = v
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.BaseURL = "http://" + ln.Addr().String()
+	tables := dynamo.NewTables(cfg.TablePrefix)
+	le, err := localenv.Start(ctx, localenv.Options{Tables: tables, Bucket: "test-photos"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { le.Close() })
+
+	clock := &Clock{now: time.Now()}
+	log := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	a, err := server.Build(ctx, cfg, server.Backends{
+		DynamoDB: le.DynamoDB,
+		S3:       le.S3,
+		Bucket:   "test-photos",
+		Tables:   tables,
+		Provider: auth.Provider{
+			Issuer:       le.OIDC.Issuer(),
+			ClientID:     le.OIDC.ClientID,
+			ClientSecret: le.OIDC.ClientSecret,
+			RedirectURL:  cfg.BaseURL + "/auth/callback",
+		},
+	}, log, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(a.Handler)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &App{App: a, URL: srv.URL, Env: le, Config: cfg, Tables: tables, Clock: clock, t: t}
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// Clock is a settable clock for rules that depend on time (invite expiry).
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Client is a browser stand-in: a cookie jar, redirects not followed (tests
+// assert each hop), every request against the app or the mock provider.
+type Client struct {
+	HTTP *http.Client
+	base string
+	t    testing.TB
+}
+
+// Client returns a new client for the app with an empty cookie jar.
+func (a *App) Client() *Client { return NewClient(a.t, a.URL) }
+
+// NewClient returns a client with an empty cookie jar for the ndiro
+// running at base, e.g. "http://127.0.0.1:8080".
+func NewClient(t testing.TB, base string) *Client {
+	jar, _ := cookiejar.New(nil)
+	return &Client{
+		HTTP: &http.Client{
+			Jar:           jar,
+			Timeout:       30 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		base: base,
+		t:    t,
+	}
+}
+
+// Response is a fully read response.
+type Response struct {
+	*http.Response
+	Body string
+}
+
+// Doc parses the body as HTML.
+func (r *Response) Doc() *goquery.Document {
+	d, err := goquery.NewDocumentFromReader(strings.NewReader(r.Body))
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// Text returns the trimmed text of the first node matching selector.
+func (r *Response) Text(selector string) string {
+	return strings.TrimSpace(r.Doc().Find(selector).First().Text())
+}
+
+// Location returns the Location header.
+func (r *Response) Location() string { return r.Header.Get("Location") }
+
+// Do sends req and reads the whole response. Errors fail the test.
+func (c *Client) Do(req *http.Request) *Response {
+	c.t.Helper()
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("%s %s: read body: %v", req.Method, req.URL, err)
+	}
+	return &Response{Response: resp, Body: string(b)}
+}
+
+// Get fetches path (relative to the app) or an absolute URL.
+func (c *Client) Get(path string) *Response {
+	c.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, c.abs(path), nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return c.Do(req)
+}
+
+// PostForm posts form values to path.
+func (c *Client) PostForm(path string, form url.Values) *Response {
+	c.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, c.abs(path), strings.NewReader(form.Encode()))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.Do(req)
+}
+
+func (c *Client) abs(path string) string {
+	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
+		return path
+	}
+	return c.base + path
+}
+
+// StartSignIn follows the app's sign-in from start (e.g. "/login" or
+// "/login?invite=…") to the mock provider's sign-in page and returns the
+// provider's authorization URL.
+func (c *Client) StartSignIn(start string) *url.URL {
+	c.t.Helper()
+	resp := c.Get(start)
+	if resp.StatusCode != http.StatusFound {
+		c.t.Fatalf("GET %s = %d, want 302 to the provider; body: %s", start, resp.StatusCode, resp.Body)
+	}
+	u, err := url.Parse(resp.Location())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return u
+}
+
+// Authorize submits the provider's sign-in page for email and returns the
+// callback URL the provider redirects to.
+func (c *Client) Authorize(authURL *url.URL, email string) string {
+	c.t.Helper()
+	u := *authURL
+	q := u.Query()
+	q.Set("email", email)
+	u.RawQuery = q.Encode()
+	resp := c.Get(u.String())
+	if resp.StatusCode != http.StatusFound {
+		c.t.Fatalf("provider authorize = %d, want 302; body: %s", resp.StatusCode, resp.Body)
+	}
+	return resp.Location()
+}
+
+// SignInVia runs the whole sign-in from start as email and returns the
+// app's answer to the callback: 303 to the diary on success, an error page
+// otherwise.
+func (c *Client) SignInVia(start, email string) *Response {
+	c.t.Helper()
+	return c.Get(c.Authorize(c.StartSignIn(start), email))
+}
+
+// SignIn signs in as email, which must already have an account or be an
+// admin email, and fails the test unless it lands on the diary.
+func (c *Client) SignIn(email string) {
+	c.t.Helper()
+	resp := c.SignInVia("/login", email)
+	if resp.StatusCode != http.StatusSeeOther || resp.Location() != "/meals" {
+		c.t.Fatalf("sign in as %s: %d %s, want 303 to /meals; body: %s", email, resp.StatusCode, resp.Location(), resp.Body)
+	}
+}
+
+// CreateInvite signs nothing in: the client must be an admin. It creates an
+// invite with form values and returns its token, read from the list page.
+func (c *Client) CreateInvite(form url.Values) string {
+	c.t.Helper()
+	resp := c.PostForm("/admin/invites", form)
+	if resp.StatusCode != http.StatusSeeOther {
+		c.t.Fatalf("create invite: %d, want 303; body: %s", resp.StatusCode, resp.Body)
+	}
+	frag := resp.Location()[strings.Index(resp.Location(), "#")+1:]
+	list := c.Get("/admin/invites")
+	link, ok := list.Doc().Find("#" + frag + " input.copy").Attr("value")
+	if !ok {
+		c.t.Fatalf("invite %s not on the list page", frag)
+	}
+	return link[strings.LastIndex(link, "/")+1:]
+}
