@@ -32,7 +32,7 @@ type Invite struct {
 	CreatedAt time.Time `dynamodbav:"created_at"`
 	// ExpiresAt is in Unix seconds; it is also the table's TTL attribute,
 	// but TTL deletes lazily, so Claim checks it itself.
-	ExpiresAt int64     `dynamodbav:"expires_at"`
+	ExpiresAt int64  `dynamodbav:"expires_at"`
 	ClaimedBy string `dynamodbav:"claimed_by,omitempty"`
 	// ClaimedAt and RevokedAt are nil until it happens: the conditions test
 	// the attributes' absence, and a zero time.Time would still be written.
@@ -229,12 +229,12 @@ func (s *Store) Revoke(ctx context.Context, tok string, now time.Time) error {
 		return fmt.Errorf("invite: revoke: %w", ErrNotFound)
 	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(tok),
-		UpdateExpression:          aws.String("SET #revoked_at = if_not_exists(#revoked_at, :now)"),
-		ConditionExpression:       aws.String("attribute_exists(#tok) AND attribute_not_exists(#claimed_by)"),
-		ExpressionAttributeNames:  map[string]string{"#tok": "invite_token", "#revoked_at": "revoked_at", "#claimed_by": "claimed_by"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":now": &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)}},
+		TableName:                           aws.String(s.table),
+		Key:                                 key(tok),
+		UpdateExpression:                    aws.String("SET #revoked_at = if_not_exists(#revoked_at, :now)"),
+		ConditionExpression:                 aws.String("attribute_exists(#tok) AND attribute_not_exists(#claimed_by)"),
+		ExpressionAttributeNames:            map[string]string{"#tok": "invite_token", "#revoked_at": "revoked_at", "#claimed_by": "claimed_by"},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":now": &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)}},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if dynamo.IsConditionFailed(err) {
