@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"ndiro/internal/auth"
 	"ndiro/internal/config"
@@ -35,7 +36,9 @@ type App struct {
 	Config config.Config
 	Tables dynamo.Tables
 	Clock  *Clock
-	t      testing.TB
+	// Calls counts the app's DynamoDB calls.
+	Calls *Calls
+	t     testing.TB
 }
 
 // Options adjust New. The zero value is the default app.
@@ -67,7 +70,8 @@ func New(t testing.TB, opts ...Options) *App {
 	}
 	cfg.BaseURL = "http://" + ln.Addr().String()
 	tables := dynamo.NewTables(cfg.TablePrefix)
-	le, err := localenv.Start(ctx, localenv.Options{Tables: tables, Bucket: "test-photos"})
+	calls := &Calls{}
+	le, err := localenv.Start(ctx, localenv.Options{Tables: tables, Bucket: "test-photos", DynamoOptions: []func(*dynamodb.Options){calls.Option()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +102,7 @@ func New(t testing.TB, opts ...Options) *App {
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &App{App: a, URL: srv.URL, Env: le, Config: cfg, Tables: tables, Clock: clock, t: t}
+	return &App{App: a, URL: srv.URL, Env: le, Config: cfg, Tables: tables, Clock: clock, Calls: calls, t: t}
 }
 
 type testWriter struct{ t testing.TB }
@@ -284,4 +288,11 @@ func (c *Client) CreateInvite(form url.Values) string {
 		c.t.Fatalf("invite %s not on the list page", frag)
 	}
 	return link[strings.LastIndex(link, "/")+1:]
+}
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
 }

@@ -35,7 +35,7 @@ func ScanAll[T any](ctx context.Context, db *dynamodb.Client, in *dynamodb.ScanI
 // span several 1 MB pages), and returns every item unmarshalled as T.
 func QueryAll[T any](ctx context.Context, db *dynamodb.Client, in *dynamodb.QueryInput) ([]T, error) {
 	req := *in
-	var all []T
+	all := []T{}
 	for {
 		out, err := db.Query(ctx, &req)
 		if err != nil {

@@ -44,6 +44,9 @@ type Options struct {
 	// bounds what a kill -9 can lose. Zero means one second.
 	SnapshotDelay time.Duration
 	Logger        *slog.Logger
+	// DynamoOptions are applied to the DynamoDB client after the local
+	// settings (tests add an SDK middleware that counts calls).
+	DynamoOptions []func(*dynamodb.Options)
 }
 
 // Env is a running set of local backends. Close it to persist and stop.
@@ -97,7 +100,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if e.DynamoEndpoint, err = e.serve(ddbHandler); err != nil {
 		return nil, err
 	}
-	e.DynamoDB = NewDynamoClient(e.DynamoEndpoint)
+	e.DynamoDB = NewDynamoClient(e.DynamoEndpoint, opts.DynamoOptions...)
 	if err := dynamo.CreateTables(ctx, e.DynamoDB, opts.Tables); err != nil {
 		return nil, fmt.Errorf("localenv: %w", err)
 	}

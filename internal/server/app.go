@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"ndiro/internal/account"
 	"ndiro/internal/admin"
 	"ndiro/internal/auth"
 	"ndiro/internal/config"
@@ -39,6 +40,7 @@ type App struct {
 	Sessions *scs.SessionManager
 	Users    *user.Store
 	Invites  *invite.Store
+	Meals    *meal.Store
 }
 
 // Build constructs every store and handler from cfg and b and returns the
@@ -66,6 +68,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 
 	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name)
 	invites := invite.NewStore(b.DynamoDB, b.Tables.Invites.Name)
+	meals := meal.NewStore(b.DynamoDB, b.Tables.Meals.Name)
 
 	authH, err := auth.NewHandler(ctx, b.Provider, auth.Deps{
 		Sessions:     sessions,
@@ -87,9 +90,10 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Sessions: sessions,
 		Auth:     authH,
 		Invites:  invite.NewHandler(invites, pages, cfg.BaseURL, now),
-		Meals:    meal.NewHandler(pages),
+		Meals:    meal.NewHandler(meals, users, pages, now, log),
+		Account:  account.NewHandler(users, meals, pages, now),
 		Admin:    admin.NewHandler(users, pages),
 		HSTS:     cfg.Mode == config.ModeAWS,
 	})
-	return &App{Handler: h, Sessions: sessions, Users: users, Invites: invites}, nil
+	return &App{Handler: h, Sessions: sessions, Users: users, Invites: invites, Meals: meals}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"ndiro/internal/account"
 	"ndiro/internal/admin"
 	"ndiro/internal/auth"
 	"ndiro/internal/invite"
@@ -28,6 +29,7 @@ type Deps struct {
 	Invites  *invite.Handler
 	Meals    *meal.Handler
 	Admin    *admin.Handler
+	Account  *account.Handler
 	// HSTS adds Strict-Transport-Security (HTTPS deployments only).
 	HSTS bool
 }
@@ -65,7 +67,15 @@ func New(d Deps) http.Handler {
 		// Owners (every signed-in user).
 		r.Group(func(r chi.Router) {
 			r.Use(d.Auth.RequireUser)
-			r.Get("/meals", d.Pages.Handle(d.Meals.Month))
+			r.Get("/meals", d.Pages.Handle(d.Meals.List))
+			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))
+			r.Post("/meals", d.Pages.Handle(d.Meals.Create))
+			r.Get("/meals/{date}/{meal_id}/edit", d.Pages.Handle(d.Meals.Edit))
+			r.Post("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Update))
+			r.Post("/meals/{date}/{meal_id}/delete", d.Pages.Handle(d.Meals.Delete))
+			r.Get("/account", d.Pages.Handle(d.Account.Page))
+			r.Post("/account/timezone", d.Pages.Handle(d.Account.TimeZone))
+			r.Get("/account/export.json", d.Pages.Handle(d.Account.Export))
 
 			// Admins.
 			r.Group(func(r chi.Router) {

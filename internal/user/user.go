@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -169,4 +170,28 @@ func (s *Store) SetTimeZone(ctx context.Context, id, tz string) error {
 
 func key(id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: id}}
+}
+
+// Location returns the user's time zone, UTC if unset or unknown. It decides
+// which calendar date "now" is for this user (a meal at 23:50 local lands on
+// the local date, never the server's).
+func (u *User) Location() *time.Location {
+	if u.TimeZone == "" {
+		return time.UTC
+	}
+	loc, err := time.LoadLocation(u.TimeZone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// ValidTimeZone reports whether tz is an IANA zone name ndiro accepts, such
+// as "Europe/Berlin" or "UTC". Empty, relative and "Local" are refused.
+func ValidTimeZone(tz string) bool {
+	if tz == "" || tz == "Local" || len(tz) > 64 || strings.Contains(tz, "..") || strings.HasPrefix(tz, "/") {
+		return false
+	}
+	_, err := time.LoadLocation(tz)
+	return err == nil
 }

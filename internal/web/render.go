@@ -36,6 +36,9 @@ func (b *Base) base() *Base { return b }
 // Page is any data struct embedding Base, passed by pointer.
 type Page interface{ base() *Base }
 
+// Field is one form input as a partial template needs it.
+type Field struct{ Name, Label, Value, Err string }
+
 // Pages renders the templates of templates/: every page is parsed with
 // base.html and partials/*.html at start, so a broken template stops
 // start-up instead of failing a request.
@@ -47,6 +50,11 @@ type Pages struct {
 
 // baseFuncs are the template functions: few, pure, formatting only.
 var baseFuncs = template.FuncMap{
+	// numfield bundles one form input's name, label, value and error for
+	// the "numfield" partial.
+	"numfield": func(name, label, value, err string) Field {
+		return Field{Name: name, Label: label, Value: value, Err: err}
+	},
 	"date": func(t time.Time) string { return t.Format("2 Jan 2006") },
 	"datetime": func(t time.Time) string {
 		return t.UTC().Format("2 Jan 2006 15:04 UTC")

@@ -1,0 +1,102 @@
+// Package account serves the owner's account page: time zone, export of all
+// their data, and (with ordered deletion) deleting the account.
+package account
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"ndiro/internal/meal"
+	"ndiro/internal/user"
+	"ndiro/internal/web"
+)
+
+// Handler serves the account pages.
+type Handler struct {
+	users *user.Store
+	meals *meal.Store
+	pages *web.Pages
+	now   func() time.Time
+}
+
+// NewHandler returns the account pages.
+func NewHandler(users *user.Store, meals *meal.Store, pages *web.Pages, now func() time.Time) *Handler {
+	return &Handler{users: users, meals: meals, pages: pages, now: now}
+}
+
+type accountPage struct {
+	web.Base
+	User     *user.User
+	TZ       string
+	TZError  string
+	LocalNow string
+}
+
+// Page shows the account settings.
+func (h *Handler) Page(w http.ResponseWriter, r *http.Request) error {
+	u := user.FromContext(r.Context())
+	return h.render(w, r, http.StatusOK, u, u.TimeZone, "")
+}
+
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, u *user.User, tz, msg string) error {
+	return h.pages.Render(w, r, status, "account/page", &accountPage{
+		Base:     web.Base{Title: "Account"},
+		User:     u,
+		TZ:       tz,
+		TZError:  msg,
+		LocalNow: h.now().In(u.Location()).Format("Mon 2 Jan 15:04"),
+	})
+}
+
+// TimeZone saves the account's time zone, an IANA name such as
+// "Europe/Berlin", which decides the default date of new meals and the
+// current month.
+func (h *Handler) TimeZone(w http.ResponseWriter, r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		return web.BadRequest("The form could not be read.")
+	}
+	u := user.FromContext(r.Context())
+	tz := strings.TrimSpace(r.PostForm.Get("tz"))
+	if !user.ValidTimeZone(tz) {
+		return h.render(w, r, http.StatusUnprocessableEntity, u, tz, "Time zone must be a name like Europe/Berlin, America/Los_Angeles or UTC.")
+	}
+	if err := h.users.SetTimeZone(r.Context(), u.ID, tz); err != nil {
+		return err
+	}
+	web.Redirect(w, r, "/account")
+	return nil
+}
+
+// exportFile is the shape of export.json.
+type exportFile struct {
+	ExportedAt time.Time   `json:"exported_at"`
+	Email      string      `json:"email"`
+	TimeZone   string      `json:"time_zone,omitempty"`
+	Meals      []meal.Meal `json:"meals"`
+}
+
+// Export sends every meal of the owner as JSON, numbers as JSON numbers.
+func (h *Handler) Export(w http.ResponseWriter, r *http.Request) error {
+	u := user.FromContext(r.Context())
+	meals, err := h.meals.All(r.Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	if meals == nil {
+		meals = []meal.Meal{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(exportFile{ExportedAt: h.now().UTC(), Email: u.Email, TimeZone: u.TimeZone, Meals: meals}); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="ndiro-meals.json"`)
+	w.Header().Set("Cache-Control", "no-store")
+	_, err = buf.WriteTo(w)
+	return err
+}

@@ -1,0 +1,113 @@
+package meal
+
+import (
+	"time"
+)
+
+// Kind is what sort of meal it was.
+type Kind string
+
+// The kinds of meal, in the order the form offers them.
+const (
+	Breakfast Kind = "breakfast"
+	Lunch     Kind = "lunch"
+	Dinner    Kind = "dinner"
+	Snack     Kind = "snack"
+	Drink     Kind = "drink"
+)
+
+// Kinds lists every Kind in form order.
+var Kinds = []Kind{Breakfast, Lunch, Dinner, Snack, Drink}
+
+func validKind(k Kind) bool {
+	for _, v := range Kinds {
+		if v == k {
+			return true
+		}
+	}
+	return false
+}
+
+// KindAt guesses the kind of a meal eaten at t, to preselect in the form.
+func KindAt(t TimeOfDay) Kind {
+	switch h := t.Hour(); {
+	case h >= 5 && h < 11:
+		return Breakfast
+	case h >= 11 && h < 15:
+		return Lunch
+	case h >= 17 && h < 22:
+		return Dinner
+	}
+	return Snack
+}
+
+// MaxNotes is the longest note, in characters (runes).
+const MaxNotes = 2000
+
+// Meal is one meals row. UserID and SK are the partition and sort keys;
+// Date, Time and ID repeat what the sort key holds so that pages and exports
+// need not parse it.
+type Meal struct {
+	UserID string `dynamodbav:"user_id" json:"-"`
+	SK     string `dynamodbav:"sk" json:"-"`
+	// ID is "HHMMSS-xxxxxx", the part of SK after '#'.
+	ID string `dynamodbav:"meal_id" json:"id"`
+	// Date is "YYYY-MM-DD" and Time "HH:MM:SS", both as the client gave them.
+	Date  string `dynamodbav:"date" json:"date"`
+	Time  string `dynamodbav:"time" json:"time"`
+	Kind  Kind   `dynamodbav:"kind" json:"kind"`
+	Notes string `dynamodbav:"notes,omitempty" json:"notes"`
+	// Optional numbers: nil is blank (absent), never 0.
+	Kcal     *Number `dynamodbav:"kcal,omitempty" json:"kcal,omitempty"`
+	ProteinG *Number `dynamodbav:"protein_g,omitempty" json:"protein_g,omitempty"`
+	CarbsG   *Number `dynamodbav:"carbs_g,omitempty" json:"carbs_g,omitempty"`
+	FatG     *Number `dynamodbav:"fat_g,omitempty" json:"fat_g,omitempty"`
+	// Hunger before and fullness after, 1 (least) to 5 (most); nil is blank.
+	Hunger    *int      `dynamodbav:"hunger,omitempty" json:"hunger,omitempty"`
+	Fullness  *int      `dynamodbav:"fullness,omitempty" json:"fullness,omitempty"`
+	CreatedAt time.Time `dynamodbav:"created_at" json:"created_at"`
+	UpdatedAt time.Time `dynamodbav:"updated_at" json:"updated_at"`
+	// Version counts writes, from 1; Update is conditional on it.
+	Version int64 `dynamodbav:"version" json:"-"`
+}
+
+// HHMM returns the meal's time as "HH:MM".
+func (m *Meal) HHMM() string {
+	if len(m.Time) >= 5 {
+		return m.Time[:5]
+	}
+	return m.Time
+}
+
+// Day is one day of meals, in chronological order, with its kcal total.
+type Day struct {
+	Date  Date
+	Meals []Meal
+	// Kcal is the sum of the meals' kcal; nil if none has kcal.
+	Kcal *Number
+}
+
+// GroupByDay groups meals sorted by sort key into days, newest day first,
+// meals within a day oldest first.
+func GroupByDay(meals []Meal) []Day {
+	var days []Day
+	for _, m := range meals {
+		if len(days) == 0 || days[len(days)-1].Date.String() != m.Date {
+			d, _ := ParseDate(m.Date)
+			days = append(days, Day{Date: d})
+		}
+		day := &days[len(days)-1]
+		day.Meals = append(day.Meals, m)
+		if m.Kcal != nil {
+			sum := m.Kcal.Decimal()
+			if day.Kcal != nil {
+				sum = sum.Add(day.Kcal.Decimal())
+			}
+			day.Kcal = &Number{sum}
+		}
+	}
+	for i, j := 0, len(days)-1; i < j; i, j = i+1, j-1 {
+		days[i], days[j] = days[j], days[i]
+	}
+	return days
+}

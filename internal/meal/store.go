@@ -1,0 +1,239 @@
+package meal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"ndiro/internal/dynamo"
+)
+
+// ErrNotFound is returned for a meal that does not exist or belongs to
+// someone else: the two are indistinguishable by design.
+var ErrNotFound = errors.New("meal not found")
+
+// Store reads and writes the meals table.
+type Store struct {
+	db    *dynamodb.Client
+	table string
+	// pageLimit, if set, caps items per Query page, so tests can check that
+	// queries follow LastEvaluatedKey without writing megabytes.
+	pageLimit int32
+}
+
+// NewStore returns a Store on the meals table named table.
+func NewStore(db *dynamodb.Client, table string) *Store {
+	return &Store{db: db, table: table}
+}
+
+// Create writes m as a new meal of m.UserID on m.Date at m.Time, choosing
+// its ID and sort key. The write is conditional on the sort key being new
+// (attribute_not_exists); on the 1-in-16-million clash of random suffixes a
+// new ID is drawn.
+func (s *Store) Create(ctx context.Context, m *Meal) error {
+	d, err := ParseDate(m.Date)
+	if err != nil {
+		return fmt.Errorf("meal: create: %w", err)
+	}
+	tod, err := ParseTimeOfDay(m.Time)
+	if err != nil {
+		return fmt.Errorf("meal: create: %w", err)
+	}
+	m.Version = 1
+	for attempt := 0; ; attempt++ {
+		m.ID = NewID(tod)
+		m.SK = SortKey(d, m.ID)
+		item, err := attributevalue.MarshalMap(m)
+		if err != nil {
+			return fmt.Errorf("meal: create: encode: %w", err)
+		}
+		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:           aws.String(s.table),
+			Item:                item,
+			ConditionExpression: aws.String("attribute_not_exists(sk)"),
+		})
+		if dynamo.IsConditionFailed(err) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("meal: create: %w", err)
+		}
+		return nil
+	}
+}
+
+// Get returns the meal id of userID on date d, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, userID string, d Date, id string) (*Meal, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(userID, SortKey(d, id)),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("meal: get: %w", err)
+	}
+	if len(out.Item) == 0 {
+		return nil, fmt.Errorf("meal: get: %w", ErrNotFound)
+	}
+	var m Meal
+	if err := attributevalue.UnmarshalMap(out.Item, &m); err != nil {
+		return nil, fmt.Errorf("meal: get: decode: %w", err)
+	}
+	return &m, nil
+}
+
+// ErrConflict is returned by Update when the meal changed since it was read.
+var ErrConflict = errors.New("meal changed meanwhile")
+
+// Update writes m, a meal read with Get and then edited, back in full. The
+// key, date and time never change. The write is conditional on the meal
+// still existing at the version that was read (m.Version), so editing a
+// meal deleted meanwhile returns ErrNotFound instead of bringing it back,
+// and one changed meanwhile returns ErrConflict instead of overwriting it.
+// On success m.Version is the new version.
+//
+// A full conditional PutItem rather than an UpdateItem with REMOVE for
+// blanked fields: the in-process emulator ignores REMOVE, and a whole-item
+// write is equally one request.
+func (s *Store) Update(ctx context.Context, m *Meal) error {
+	read := m.Version
+	m.Version = read + 1
+	item, err := attributevalue.MarshalMap(m)
+	if err != nil {
+		m.Version = read
+		return fmt.Errorf("meal: update: encode: %w", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                aws.String(s.table),
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_exists(sk) AND #v = :v"),
+		ExpressionAttributeNames: map[string]string{"#v": "version"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(read, 10)},
+		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err != nil {
+		m.Version = read
+	}
+	if dynamo.IsConditionFailed(err) {
+		var cf *types.ConditionalCheckFailedException
+		if errors.As(err, &cf) && len(cf.Item) > 0 {
+			return fmt.Errorf("meal: update: %w", ErrConflict)
+		}
+		if _, gerr := s.Get(ctx, m.UserID, mustDate(m.Date), m.ID); gerr == nil {
+			return fmt.Errorf("meal: update: %w", ErrConflict)
+		}
+		return fmt.Errorf("meal: update: %w", ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("meal: update: %w", err)
+	}
+	return nil
+}
+
+func mustDate(s string) Date {
+	d, _ := ParseDate(s)
+	return d
+}
+
+// Delete removes the meal id of userID on date d and returns it as it was,
+// or ErrNotFound if there was none.
+func (s *Store) Delete(ctx context.Context, userID string, d Date, id string) (*Meal, error) {
+	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:           aws.String(s.table),
+		Key:                 key(userID, SortKey(d, id)),
+		ConditionExpression: aws.String("attribute_exists(sk)"),
+		ReturnValues:        types.ReturnValueAllOld,
+	})
+	if dynamo.IsConditionFailed(err) {
+		return nil, fmt.Errorf("meal: delete: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("meal: delete: %w", err)
+	}
+	var m Meal
+	if err := attributevalue.UnmarshalMap(out.Attributes, &m); err != nil {
+		return nil, fmt.Errorf("meal: delete: decode: %w", err)
+	}
+	return &m, nil
+}
+
+// Month returns userID's meals in month m, oldest first, with ONE Query:
+// begins_with(sk, "2026-09-"), following LastEvaluatedKey across 1 MB pages.
+func (s *Store) Month(ctx context.Context, userID string, m Month) ([]Meal, error) {
+	meals, err := dynamo.QueryAll[Meal](ctx, s.db, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		Limit:                  s.limit(),
+		KeyConditionExpression: aws.String("user_id = :u AND begins_with(sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":u": &types.AttributeValueMemberS{Value: userID},
+			":p": &types.AttributeValueMemberS{Value: m.Prefix()},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("meal: month %s: %w", m, err)
+	}
+	return meals, nil
+}
+
+// Window returns userID's meals from day from through day to, inclusive,
+// oldest first, with ONE Query: sk BETWEEN "from#" AND "to#~". It returns
+// ErrBadRange or ErrLongRange for a window DayRange refuses.
+func (s *Store) Window(ctx context.Context, userID string, from, to Date) ([]Meal, error) {
+	lo, hi, err := DayRange(from, to)
+	if err != nil {
+		return nil, fmt.Errorf("meal: window: %w", err)
+	}
+	meals, err := dynamo.QueryAll[Meal](ctx, s.db, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		Limit:                  s.limit(),
+		KeyConditionExpression: aws.String("user_id = :u AND sk BETWEEN :lo AND :hi"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":u":  &types.AttributeValueMemberS{Value: userID},
+			":lo": &types.AttributeValueMemberS{Value: lo},
+			":hi": &types.AttributeValueMemberS{Value: hi},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("meal: window %s..%s: %w", from, to, err)
+	}
+	return meals, nil
+}
+
+// All returns every meal of userID, oldest first (export and account
+// deletion). It pages through the partition with one Query.
+func (s *Store) All(ctx context.Context, userID string) ([]Meal, error) {
+	meals, err := dynamo.QueryAll[Meal](ctx, s.db, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		Limit:                  s.limit(),
+		KeyConditionExpression: aws.String("user_id = :u"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":u": &types.AttributeValueMemberS{Value: userID},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("meal: all: %w", err)
+	}
+	return meals, nil
+}
+
+func (s *Store) limit() *int32 {
+	if s.pageLimit > 0 {
+		return aws.Int32(s.pageLimit)
+	}
+	return nil
+}
+
+func key(userID, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"user_id": &types.AttributeValueMemberS{Value: userID},
+		"sk":      &types.AttributeValueMemberS{Value: sk},
+	}
+}
