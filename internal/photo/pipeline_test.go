@@ -1,0 +1,190 @@
+package photo_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image"
+	"image/jpeg"
+	"os"
+	"testing"
+	"time"
+
+	"ndiro/internal/apptest"
+	"ndiro/internal/photo"
+)
+
+// Verdict is how the pipeline must treat one fixture
+// (shared/photos/README.md).
+type verdict struct {
+	file     string
+	err      error
+	portrait bool // displayed taller than wide
+	maxW     int  // display width cap (no upscaling)
+	taken    string
+	upright  bool // the "↑ TOP" card is at the top left
+}
+
+var fixtures = []verdict{
+	{file: "phone-portrait.jpg", portrait: true, taken: "2024-06-14 12:31:07", upright: true},
+	{file: "phone-landscape.jpg", taken: "2024-09-02 19:47:55", upright: true},
+	{file: "small.jpg", maxW: 640, upright: true},
+	{file: "progressive.jpg", upright: true},
+	{file: "screenshot.png", portrait: true},
+	{file: "photo.webp", upright: true},
+	{file: "not-an-image.jpg", err: photo.ErrUnsupported},
+	{file: "truncated.jpg", err: photo.ErrDamaged},
+	{file: "empty.jpg", err: photo.ErrEmpty},
+	{file: "bomb.png", err: photo.ErrTooLarge},
+	{file: "photo.heic", err: photo.ErrHEIC},
+}
+
+func TestProcessFixtures(t *testing.T) {
+	t.Parallel()
+	p := photo.NewPipeline(2)
+	for _, tc := range fixtures {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			out, err := p.Process(context.Background(), apptest.Photo(t, tc.file))
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("Process = %v, want %v", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Process = %v, want success", err)
+			}
+			for _, c := range []struct {
+				name string
+				b    []byte
+				w, h int
+				side int
+			}{{"display", out.Display, out.Width, out.Height, photo.DisplaySide}, {"thumb", out.Thumb, out.ThumbWidth, out.ThumbHeight, photo.ThumbSide}} {
+				checkNoMetadata(t, c.name, c.b)
+				img, err := jpeg.Decode(bytes.NewReader(c.b))
+				if err != nil {
+					t.Fatalf("%s does not decode as JPEG: %v", c.name, err)
+				}
+				b := img.Bounds()
+				if b.Dx() != c.w || b.Dy() != c.h {
+					t.Errorf("%s is %dx%d, reported %dx%d", c.name, b.Dx(), b.Dy(), c.w, c.h)
+				}
+				if max(b.Dx(), b.Dy()) > c.side {
+					t.Errorf("%s long edge %d > %d", c.name, max(b.Dx(), b.Dy()), c.side)
+				}
+				if (b.Dy() > b.Dx()) != tc.portrait {
+					t.Errorf("%s is %dx%d, want portrait=%v", c.name, b.Dx(), b.Dy(), tc.portrait)
+				}
+				if tc.upright {
+					checkUpright(t, c.name, img)
+				}
+			}
+			if tc.maxW > 0 && out.Width > tc.maxW {
+				t.Errorf("display width %d > %d: upscaled", out.Width, tc.maxW)
+			}
+			got := ""
+			if !out.Taken.IsZero() {
+				got = out.Taken.Format(time.DateTime)
+			}
+			if got != tc.taken {
+				t.Errorf("capture time = %q, want %q", got, tc.taken)
+			}
+		})
+	}
+}
+
+// checkNoMetadata walks the JPEG's segments: only the frame, tables and scan
+// may be there (no APP1 EXIF/XMP, no comments), and the GPS coordinates of
+// the fixtures appear nowhere.
+func checkNoMetadata(t *testing.T, name string, b []byte) {
+	t.Helper()
+	for i := 2; i+4 <= len(b); {
+		if b[i] != 0xFF {
+			t.Fatalf("%s: bad marker at %d", name, i)
+		}
+		m := b[i+1]
+		if m == 0xDA { // start of scan: entropy-coded data follows
+			break
+		}
+		if m == 0xE1 || m == 0xFE || (m >= 0xE2 && m <= 0xEF) {
+			t.Errorf("%s has metadata segment FF%02X", name, m)
+		}
+		i += 2 + int(b[i+2])<<8 + int(b[i+3])
+	}
+	for _, s := range []string{"Exif", "GPS", "Apple", "iPhone", "samsung", "http://ns.adobe.com"} {
+		if bytes.Contains(b, []byte(s)) {
+			t.Errorf("%s contains %q", name, s)
+		}
+	}
+}
+
+// checkUpright applies the fixtures' pixel check: the light card sits in the
+// top-left box and the other three corners are dark.
+func checkUpright(t *testing.T, name string, img image.Image) {
+	t.Helper()
+	b := img.Bounds()
+	luma := func(x0, x1, y0, y1 float64) float64 {
+		var sum, n float64
+		for y := int(y0 * float64(b.Dy())); y < int(y1*float64(b.Dy())); y++ {
+			for x := int(x0 * float64(b.Dx())); x < int(x1*float64(b.Dx())); x++ {
+				r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
+				sum += (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(bl)) / 257
+				n++
+			}
+		}
+		return sum / n
+	}
+	if l := luma(0.06, 0.20, 0.05, 0.12); l <= 150 {
+		t.Errorf("%s: top-left card luma %.0f, want > 150 (not upright)", name, l)
+	}
+	for _, box := range [][4]float64{{0.80, 0.94, 0.05, 0.12}, {0.06, 0.20, 0.88, 0.95}, {0.80, 0.94, 0.88, 0.95}} {
+		if l := luma(box[0], box[1], box[2], box[3]); l >= 110 {
+			t.Errorf("%s: corner box %v luma %.0f, want < 110 (turned or mirrored)", name, box, l)
+		}
+	}
+}
+
+func TestScreenshotCornersWhite(t *testing.T) {
+	t.Parallel()
+	out, err := photo.NewPipeline(1).Process(context.Background(), apptest.Photo(t, "screenshot.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _ := jpeg.Decode(bytes.NewReader(out.Display))
+	r, g, b, _ := img.At(0, 0).RGBA()
+	if r>>8 < 240 || g>>8 < 240 || b>>8 < 240 {
+		t.Errorf("transparent corner became (%d,%d,%d), want white", r>>8, g>>8, b>>8)
+	}
+}
+
+func TestSniffIgnoresName(t *testing.T) {
+	t.Parallel()
+	png := apptest.Photo(t, "screenshot.png")
+	if f, err := photo.Sniff(png); err != nil || f != photo.PNG {
+		t.Errorf("Sniff(png bytes) = %q, %v", f, err)
+	}
+	if _, err := photo.Sniff([]byte("GIF89a......")); !errors.Is(err, photo.ErrUnsupported) {
+		t.Errorf("Sniff(gif) = %v, want ErrUnsupported", err)
+	}
+}
+
+func FuzzProcess(f *testing.F) {
+	for _, name := range []string{"small.jpg", "truncated.jpg", "not-an-image.jpg"} {
+		b, err := os.ReadFile(apptest.PhotosDir(f) + "/" + name)
+		if err == nil && len(b) < 100_000 {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte{0xFF, 0xD8, 0xFF})
+	p := photo.NewPipeline(1)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := p.Process(context.Background(), data)
+		if err != nil {
+			return
+		}
+		if _, err := jpeg.Decode(bytes.NewReader(out.Display)); err != nil {
+			t.Fatalf("accepted input produced undecodable output: %v", err)
+		}
+	})
+}
