@@ -1,0 +1,145 @@
+package photo
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+)
+
+// Cache is the in-process photo cache in front of S3: least-recently-used,
+// bounded by bytes of photo data, valid because exactly one process serves
+// the bucket (DESIGN.md, caching). Entries are found by S3 key; each holds
+// the bytes of one version, and callers serve it only under that version.
+// Concurrent misses for one key share one fetch, which runs detached from
+// any single requester, so one requester cancelling fails no other.
+type Cache struct {
+	budget  int64 // bytes; 0 disables caching
+	maxItem int64 // bytes; larger objects are served but not kept
+	timeout time.Duration
+
+	mu        sync.Mutex
+	lru       *simplelru.LRU[string, *Object]
+	bytes     int64
+	calls     map[string]*call
+	hits      int64
+	misses    int64
+	evictions int64
+}
+
+// call is one fetch in flight, shared by every requester of its key.
+type call struct {
+	done  chan struct{}
+	obj   *Object
+	err   error
+	stale bool // Forget ran during the fetch: do not keep the result
+}
+
+// Stats are the cache counters the admin monitor shows.
+type Stats struct {
+	Hits, Misses, Evictions int64
+	// Bytes is the photo data held now; never more than Budget.
+	Bytes, Budget int64
+	Items         int
+}
+
+// maxItemShare: an object larger than budget/maxItemShare is not cached,
+// so one huge photo cannot flush the whole cache.
+const maxItemShare = 8
+
+// NewCache returns a cache holding at most budget bytes of photo data; 0
+// disables caching (every Get fetches, concurrent ones still shared).
+func NewCache(budget int64) *Cache {
+	c := &Cache{
+		budget:  max(budget, 0),
+		maxItem: max(budget, 0) / maxItemShare,
+		timeout: 30 * time.Second,
+		calls:   map[string]*call{},
+	}
+	// The LRU's own size limit is not used: the byte budget decides.
+	c.lru, _ = simplelru.NewLRU[string, *Object](math.MaxInt, func(_ string, o *Object) {
+		c.bytes -= int64(len(o.Body))
+	})
+	return c
+}
+
+// Get returns the object for key from the cache or, on a miss, from fetch,
+// keeping the result if it fits. fetch runs once however many requesters
+// miss at the same time, with its own timeout, not theirs; Get returns
+// ctx's error if ctx ends first.
+func (c *Cache) Get(ctx context.Context, key string, fetch func(context.Context) (*Object, error)) (*Object, error) {
+	c.mu.Lock()
+	if o, ok := c.lru.Get(key); ok {
+		c.hits++
+		c.mu.Unlock()
+		return o, nil
+	}
+	c.misses++
+	cl, inflight := c.calls[key]
+	if !inflight {
+		cl = &call{done: make(chan struct{})}
+		c.calls[key] = cl
+		go c.run(context.WithoutCancel(ctx), key, cl, fetch)
+	}
+	c.mu.Unlock()
+	select {
+	case <-cl.done:
+		return cl.obj, cl.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Cache) run(ctx context.Context, key string, cl *call, fetch func(context.Context) (*Object, error)) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	obj, err := fetch(ctx)
+	c.mu.Lock()
+	delete(c.calls, key)
+	cl.obj, cl.err = obj, err
+	if err == nil && obj != nil && !cl.stale {
+		c.add(key, obj)
+	}
+	c.mu.Unlock()
+	close(cl.done)
+}
+
+// add keeps obj under key, evicting least-recently-used entries until the
+// budget holds. c.mu must be held.
+func (c *Cache) add(key string, obj *Object) {
+	size := int64(len(obj.Body))
+	if c.budget == 0 || size > c.maxItem {
+		return
+	}
+	// Replacing a value does not run the eviction callback: remove first so
+	// the byte count stays exact.
+	c.lru.Remove(key)
+	c.lru.Add(key, obj)
+	c.bytes += size
+	for c.bytes > c.budget {
+		if _, _, ok := c.lru.RemoveOldest(); !ok {
+			break
+		}
+		c.evictions++
+	}
+}
+
+// Forget drops key's entry, and the result of a fetch of key in flight,
+// because its bytes are being replaced or deleted.
+func (c *Cache) Forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lru.Remove(key)
+	if cl, ok := c.calls[key]; ok {
+		cl.stale = true
+	}
+}
+
+// Stats returns the counters.
+func (c *Cache) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Stats{Hits: c.hits, Misses: c.misses, Evictions: c.evictions, Bytes: c.bytes, Budget: c.budget, Items: c.lru.Len()}
+}

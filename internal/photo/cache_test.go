@@ -1,0 +1,175 @@
+package photo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func obj(n int, v Version) *Object { return &Object{Body: bytes.Repeat([]byte{1}, n), Version: v} }
+
+func fixed(o *Object) func(context.Context) (*Object, error) {
+	return func(context.Context) (*Object, error) { return o, nil }
+}
+
+func TestCacheBudgetNeverExceeded(t *testing.T) {
+	const budget = 10_000
+	c := NewCache(budget)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 5000; i++ {
+		key := fmt.Sprintf("k%d", rng.IntN(200))
+		switch rng.IntN(10) {
+		case 0:
+			c.Forget(key)
+		default:
+			size := rng.IntN(budget/maxItemShare + 200) // some too large to keep
+			if _, err := c.Get(context.Background(), key, fixed(obj(size, 1))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := c.Stats()
+		if s.Bytes > budget || s.Bytes < 0 {
+			t.Fatalf("step %d: %d bytes resident, budget %d", i, s.Bytes, budget)
+		}
+		// The byte count is exact: it equals the sum of what is held.
+		c.mu.Lock()
+		var sum int64
+		for _, k := range c.lru.Keys() {
+			o, _ := c.lru.Peek(k)
+			sum += int64(len(o.Body))
+		}
+		c.mu.Unlock()
+		if sum != s.Bytes {
+			t.Fatalf("step %d: counted %d bytes, holding %d", i, s.Bytes, sum)
+		}
+	}
+	if s := c.Stats(); s.Evictions == 0 || s.Hits == 0 {
+		t.Errorf("stats %+v: want evictions and hits in a random run", s)
+	}
+}
+
+func TestCacheLRUOrder(t *testing.T) {
+	c := NewCache(800) // items up to 100 bytes
+	get := func(k string) {
+		if _, err := c.Get(context.Background(), k, fixed(obj(100, 1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 8; i++ {
+		get(fmt.Sprint(i))
+	}
+	get("0") // 0 is now the most recently used; 1 the least
+	get("8") // evicts 1
+	has := func(k string) bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.lru.Peek(k)
+		return ok
+	}
+	if has("1") || !has("0") || !has("8") || !has("2") {
+		t.Errorf("after LRU eviction: keys %v, want 1 gone and 0, 2, 8 kept", c.lru.Keys())
+	}
+	if s := c.Stats(); s.Evictions != 1 || s.Items != 8 || s.Bytes != 800 {
+		t.Errorf("stats %+v, want 1 eviction, 8 items, 800 bytes", s)
+	}
+	// Too large for a share of the budget: served, not kept.
+	o, _ := c.Get(context.Background(), "big", fixed(obj(101, 1)))
+	if len(o.Body) != 101 || has("big") {
+		t.Errorf("oversized object: served %d bytes, kept=%v; want served, not kept", len(o.Body), has("big"))
+	}
+}
+
+func TestCacheConcurrentMissesOneFetch(t *testing.T) {
+	c := NewCache(1 << 20)
+	var fetches atomic.Int32
+	release := make(chan struct{})
+	fetch := func(context.Context) (*Object, error) {
+		fetches.Add(1)
+		<-release
+		return obj(100, 7), nil
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 50)
+	// One requester gives up early: the others must still get the photo.
+	impatient, cancel := context.WithCancel(context.Background())
+	for i := 0; i < 50; i++ {
+		ctx := context.Background()
+		if i == 0 {
+			ctx = impatient
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, err := c.Get(ctx, "k", fetch)
+			if i == 0 {
+				if !errors.Is(err, context.Canceled) {
+					errs <- fmt.Errorf("cancelled requester got %v", err)
+				}
+				return
+			}
+			if err != nil || o.Version != 7 {
+				errs <- fmt.Errorf("requester %d: %v %v", i, o, err)
+			}
+		}()
+	}
+	waitFor(t, func() bool { return c.Stats().Misses == 50 })
+	cancel()
+	time.Sleep(10 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("%d fetches for 50 concurrent misses, want 1", n)
+	}
+	if _, err := c.Get(context.Background(), "k", fetch); err != nil || c.Stats().Hits != 1 {
+		t.Errorf("after the shared fetch: %v, stats %+v; want a hit", err, c.Stats())
+	}
+}
+
+func TestCacheForgetDuringFetch(t *testing.T) {
+	c := NewCache(1 << 20)
+	started, release := make(chan struct{}), make(chan struct{})
+	go c.Get(context.Background(), "k", func(context.Context) (*Object, error) {
+		close(started)
+		<-release
+		return obj(10, 1), nil // the old version, read before the replace
+	})
+	<-started
+	c.Forget("k") // the photo is replaced while the old bytes are in flight
+	close(release)
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.calls) == 0 })
+	if s := c.Stats(); s.Items != 0 {
+		t.Error("a fetch that raced a replace was cached")
+	}
+}
+
+func TestCacheDisabled(t *testing.T) {
+	c := NewCache(0)
+	n := 0
+	for i := 0; i < 3; i++ {
+		c.Get(context.Background(), "k", func(context.Context) (*Object, error) { n++; return obj(1, 1), nil })
+	}
+	if n != 3 || c.Stats().Items != 0 {
+		t.Errorf("disabled cache: %d fetches, %d items; want 3, 0", n, c.Stats().Items)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 5 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
