@@ -3,34 +3,53 @@
 package meal
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"ndiro/internal/photo"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
-	"time"
 )
 
 // MaxFormBytes caps a meal form's request body: a phone photo plus fields.
 const MaxFormBytes = 25 << 20
 
-// Handler serves the diary pages.
+// Handler serves the diary pages and the owner's photos.
 type Handler struct {
-	store *Store
-	users *user.Store
-	pages *web.Pages
-	now   func() time.Time
-	log   *slog.Logger
+	store    *Store
+	users    *user.Store
+	photos   *photo.Store
+	server   *photo.Server
+	pipeline *photo.Pipeline
+	pages    *web.Pages
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// Deps are the Handler's collaborators.
+type Deps struct {
+	Store    *Store
+	Users    *user.Store
+	Photos   *photo.Store
+	Server   *photo.Server
+	Pipeline *photo.Pipeline
+	Pages    *web.Pages
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 // NewHandler returns the diary pages.
-func NewHandler(store *Store, users *user.Store, pages *web.Pages, now func() time.Time, log *slog.Logger) *Handler {
-	return &Handler{store: store, users: users, pages: pages, now: now, log: log}
+func NewHandler(d Deps) *Handler {
+	return &Handler{store: d.Store, users: d.Users, photos: d.Photos, server: d.Server, pipeline: d.Pipeline, pages: d.Pages, now: d.Now, log: d.Log}
 }
 
 type listPage struct {
@@ -128,6 +147,10 @@ type formPage struct {
 	MealID string
 	// Version is the meal version the edit form was opened on.
 	Version int64
+	// Meal is the meal being edited (its photo), nil on the add form.
+	Meal *Meal
+	// Taken, if set, is the photo's capture time to offer moving the meal to.
+	Taken *time.Time
 	// Fresh marks an untouched new form, whose date and time the page
 	// script may replace with the device's clock (never the owner's input).
 	Fresh bool
@@ -178,27 +201,145 @@ func parseForm(w http.ResponseWriter, r *http.Request) (cleanup func(), err erro
 	return cleanup, nil
 }
 
-// Create logs a new meal and shows its month.
+// Create logs a new meal, with its photo if one was chosen, and shows its
+// month. The order keeps a failure clean: both photo copies are put first,
+// tagged with their photo_v; then the meal row is written (conditional);
+// if that fails the new objects are deleted again.
 func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	cleanup, err := parseForm(w, r)
 	defer cleanup()
 	if err != nil {
 		return err
 	}
-	u := user.FromContext(r.Context())
+	ctx := r.Context()
+	u := user.FromContext(ctx)
 	f := FormFrom(r.Form)
 	m, ok := f.Validate(false)
-	if !ok {
+	proc, err := h.processUpload(r, &f)
+	if err != nil {
+		return err
+	}
+	if !ok || f.Errors["photo"] != "" {
 		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", TZ: u.Location().String(), AskTZ: u.TimeZone == ""})
 	}
 	now := h.now().UTC()
 	m.UserID, m.CreatedAt, m.UpdatedAt = u.ID, now, now
-	if err := h.store.Create(r.Context(), &m); err != nil {
+	if proc != nil {
+		tod, _ := ParseTimeOfDay(m.Time)
+		m.ID = NewID(tod)
+		setPhoto(&m, proc, photo.Version(now.UnixNano()))
+		if err := h.putPhoto(ctx, &m, proc); err != nil {
+			return err
+		}
+	}
+	if err := h.store.Create(ctx, &m); err != nil {
+		if proc != nil {
+			h.deletePhoto(ctx, u.ID, m.PhotoKeys())
+		}
 		return err
 	}
 	h.adoptTimeZone(r, u)
+	if proc != nil && !proc.Taken.IsZero() && r.Form.Get("date") == r.Form.Get("default_date") && r.Form.Get("time") == r.Form.Get("default_time") && !sameMinute(proc.Taken, m.Date, m.Time) {
+		// Date and time were left at their defaults but the photo says when
+		// it was taken: offer to move the meal there (camera-roll backfill).
+		web.Redirect(w, r, "/meals/"+m.Date+"/"+m.ID+"/edit?offer=taken")
+		return nil
+	}
 	web.Redirect(w, r, "/meals?month="+m.Date[:7]+"#meal-"+m.ID)
 	return nil
+}
+
+// sameMinute reports whether the camera time taken is the meal's date and
+// time to the minute.
+func sameMinute(taken time.Time, date, tod string) bool {
+	return taken.Format("2006-01-02 15:04") == date+" "+tod[:5]
+}
+
+// processUpload runs the chosen photo, if any, through the pipeline. A
+// refused file becomes the form's "photo" message; only failures of ours are
+// returned as errors. It returns nil, nil when no photo was chosen.
+func (h *Handler) processUpload(r *http.Request, f *Form) (*photo.Processed, error) {
+	if r.MultipartForm == nil {
+		return nil, nil
+	}
+	for _, fh := range r.MultipartForm.File["photo"] {
+		if fh.Filename == "" {
+			continue // an input left empty
+		}
+		file, err := fh.Open()
+		if err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(file)
+		file.Close()
+		if err != nil {
+			return nil, err
+		}
+		proc, err := h.pipeline.Process(r.Context(), data)
+		if err != nil {
+			msg, ok := photoMessage(err)
+			if !ok {
+				return nil, err
+			}
+			if f.Errors == nil {
+				f.Errors = map[string]string{}
+			}
+			f.Errors["photo"] = msg
+			return nil, nil
+		}
+		return proc, nil
+	}
+	return nil, nil
+}
+
+// photoMessage words a pipeline refusal for the form.
+func photoMessage(err error) (string, bool) {
+	for _, e := range []error{photo.ErrEmpty, photo.ErrUnsupported, photo.ErrHEIC, photo.ErrTooLarge, photo.ErrDamaged} {
+		if errors.Is(err, e) {
+			msg := e.Error()
+			return strings.ToUpper(msg[:1]) + msg[1:] + ".", true
+		}
+	}
+	return "", false
+}
+
+// setPhoto records a processed upload of version v on m.
+func setPhoto(m *Meal, p *photo.Processed, v photo.Version) {
+	m.PhotoV, m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH = v, p.Width, p.Height, p.ThumbWidth, p.ThumbHeight
+	m.PhotoTaken = ""
+	if !p.Taken.IsZero() {
+		m.PhotoTaken = p.Taken.Format("2006-01-02T15:04:05")
+	}
+}
+
+// putPhoto stores both copies of p under m's keys, carrying m.PhotoV, and
+// drops any cached bytes of those keys. If the second put fails the first
+// is removed again.
+func (h *Handler) putPhoto(ctx context.Context, m *Meal, p *photo.Processed) error {
+	keys := m.PhotoKeys()
+	if err := h.photos.Put(ctx, keys[0], p.Display, m.PhotoV); err != nil {
+		return err
+	}
+	if err := h.photos.Put(ctx, keys[1], p.Thumb, m.PhotoV); err != nil {
+		h.deletePhoto(ctx, m.UserID, keys[:1])
+		return err
+	}
+	for _, k := range keys {
+		h.server.Cache().Forget(k)
+	}
+	return nil
+}
+
+// deletePhoto removes photo objects and their cache entries. A failure is
+// logged, not returned: the meal change it follows has happened, and the
+// admin monitor counts objects left without a meal.
+func (h *Handler) deletePhoto(ctx context.Context, ownerID string, keys []string) {
+	if err := h.photos.Delete(context.WithoutCancel(ctx), ownerID, keys...); err != nil {
+		h.log.Error("photo delete failed", "user_id", ownerID, "err", err)
+	}
+	for _, k := range keys {
+		h.server.Cache().Forget(k)
+	}
 }
 
 // adoptTimeZone saves the device's time zone (sent by the page script) as
@@ -238,46 +379,178 @@ func (h *Handler) Edit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return h.renderForm(w, r, http.StatusOK, &formPage{Form: FormOf(m), Edit: true, Action: editAction(m), MealID: m.ID, Version: m.Version})
+	return h.renderForm(w, r, http.StatusOK, h.editPage(m, FormOf(m), r.URL.Query().Get("offer")))
 }
+
+// editPage is the edit form for m showing f; offer "taken" proposes moving
+// the meal to its photo's capture time.
+func (h *Handler) editPage(m *Meal, f Form, offer string) *formPage {
+	p := &formPage{Form: f, Edit: true, Action: editAction(m), MealID: m.ID, Version: m.Version, Meal: m}
+	if offer == "taken" && m.PhotoTaken != "" {
+		if t, err := time.Parse("2006-01-02T15:04:05", m.PhotoTaken); err == nil && !sameMinute(t, m.Date, m.Time) {
+			p.Taken = &t
+		}
+	}
+	return p
+}
+
+// Move moves a meal to another date and time, which are part of its key:
+// the photo copies are written under the new keys, the new row is created
+// (conditional), then the old row and the old objects are deleted. Each
+// step's failure leaves at worst objects without a meal, which the admin
+// monitor counts; never a meal without its photo.
+func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		return web.BadRequest("The form could not be read.")
+	}
+	ctx := r.Context()
+	cur, _, _, err := h.mealFromURL(r)
+	if err != nil {
+		return err
+	}
+	if v := r.PostForm.Get("version"); v != strconv.FormatInt(cur.Version, 10) {
+		return errChanged
+	}
+	d, err := ParseDate(r.PostForm.Get("date"))
+	if err != nil {
+		return web.BadRequest("The new date must be a real day written like 2026-09-01.")
+	}
+	tod, err := ParseTimeOfDay(r.PostForm.Get("time"))
+	if err != nil {
+		return web.BadRequest("The new time must be a time of day like 12:30.")
+	}
+	moved := *cur
+	moved.Date, moved.Time, moved.ID = d.String(), tod.String(), NewID(tod)
+	moved.UpdatedAt = h.now().UTC()
+	if cur.HasPhoto() {
+		from, to := cur.PhotoKeys(), moved.PhotoKeys()
+		for i := range from {
+			obj, err := h.photos.Get(ctx, cur.UserID, from[i])
+			if err == nil {
+				err = h.photos.Put(ctx, to[i], obj.Body, obj.Version)
+			}
+			if err != nil {
+				h.deletePhoto(ctx, cur.UserID, to[:i])
+				return err
+			}
+		}
+	}
+	if err := h.store.Create(ctx, &moved); err != nil {
+		if cur.HasPhoto() {
+			h.deletePhoto(ctx, cur.UserID, moved.PhotoKeys())
+		}
+		return err
+	}
+	if _, err := h.store.Delete(ctx, cur.UserID, mustDate(cur.Date), cur.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if cur.HasPhoto() {
+		h.deletePhoto(ctx, cur.UserID, cur.PhotoKeys())
+	}
+	web.Redirect(w, r, "/meals?month="+moved.Date[:7]+"#meal-"+moved.ID)
+	return nil
+}
+
+// Photo serves the signed-in owner's photo /photo/{date}/{meal_id}?v=…
+// (&size=thumb). The key is built from the session's user, so another
+// owner's date and meal ID name an object that does not exist: 404, even
+// when that photo is in the cache.
+func (h *Handler) Photo(w http.ResponseWriter, r *http.Request) error {
+	d, err1 := ParseDate(chi.URLParam(r, "date"))
+	id := chi.URLParam(r, "meal_id")
+	_, err2 := ParseID(id)
+	size, ok := photo.ParseSize(r.URL.Query().Get("size"))
+	if err1 != nil || err2 != nil || !ok {
+		return errNoPhoto
+	}
+	uid := user.ID(r.Context())
+	err := h.server.Serve(w, r, uid, photo.Key(uid, d.String(), id, size), r.URL.Query().Get("v"), photo.OwnerCacheControl)
+	if photo.IsNotFound(err) {
+		return errNoPhoto
+	}
+	return err
+}
+
+var errNoPhoto = &web.Error{Status: http.StatusNotFound, Title: "Photo not found", Msg: "There is no such photo in your diary."}
 
 func editAction(m *Meal) string { return "/meals/" + m.Date + "/" + m.ID }
 
-// Update saves the edit form. The write is conditional on the meal still
-// existing at the version the form was opened on: editing a meal deleted
-// meanwhile, or changed in another window, says so and writes nothing.
+// Update saves the edit form: the fields, and a new photo or "remove
+// photo". The meal row write is conditional on the version the form was
+// opened on: editing a meal deleted meanwhile, or changed in another window,
+// says so and writes nothing. A new photo's objects are put before the row
+// (replacing the old bytes under the same keys, each tagged with its
+// version, so every URL still gets the bytes of its own version); if the
+// meal turns out to be gone they are deleted again. A removed photo's objects
+// are deleted after the row.
 func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	cleanup, err := parseForm(w, r)
 	defer cleanup()
 	if err != nil {
 		return err
 	}
+	ctx := r.Context()
 	cur, _, _, err := h.mealFromURL(r)
 	if err != nil {
 		return err
 	}
 	f := FormFrom(r.Form)
 	edit, ok := f.Validate(true)
+	proc, err := h.processUpload(r, &f)
+	if err != nil {
+		return err
+	}
 	f.Date, f.Time = cur.Date, cur.HHMM()
-	page := &formPage{Form: f, Edit: true, Action: editAction(cur), MealID: cur.ID, Version: cur.Version}
-	if !ok {
-		return h.renderForm(w, r, http.StatusUnprocessableEntity, page)
+	if !ok || f.Errors["photo"] != "" {
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, h.editPage(cur, f, ""))
 	}
 	if v := r.Form.Get("version"); v != "" && v != strconv.FormatInt(cur.Version, 10) {
 		return errChanged
 	}
-	cur.Kind, cur.Notes = edit.Kind, edit.Notes
-	cur.Kcal, cur.ProteinG, cur.CarbsG, cur.FatG = edit.Kcal, edit.ProteinG, edit.CarbsG, edit.FatG
-	cur.Hunger, cur.Fullness = edit.Hunger, edit.Fullness
-	cur.UpdatedAt = h.now().UTC()
-	err = h.store.Update(r.Context(), cur)
+	remove := r.Form.Get("remove_photo") == "1" && proc == nil
+	apply := func(m *Meal) {
+		m.Kind, m.Notes = edit.Kind, edit.Notes
+		m.Kcal, m.ProteinG, m.CarbsG, m.FatG = edit.Kcal, edit.ProteinG, edit.CarbsG, edit.FatG
+		m.Hunger, m.Fullness = edit.Hunger, edit.Fullness
+		m.UpdatedAt = h.now().UTC()
+	}
+	apply(cur)
+	oldKeys := cur.PhotoKeys()
+	hadPhoto := cur.HasPhoto()
+	if proc != nil {
+		v := photo.Version(max(h.now().UnixNano(), int64(cur.PhotoV)+1))
+		setPhoto(cur, proc, v)
+		if err := h.putPhoto(ctx, cur, proc); err != nil {
+			return err
+		}
+	} else if remove {
+		cur.PhotoV, cur.PhotoW, cur.PhotoH, cur.ThumbW, cur.ThumbH, cur.PhotoTaken = 0, 0, 0, 0, 0, ""
+	}
+	err = h.store.Update(ctx, cur)
+	if errors.Is(err, ErrConflict) && proc != nil {
+		// Changed in the moment between reading and writing, after the new
+		// photo was put: write the same edit onto the latest version, so the
+		// row and the objects agree.
+		var latest *Meal
+		if latest, _, _, err = h.mealFromURL(r); err == nil {
+			apply(latest)
+			setPhoto(latest, proc, cur.PhotoV)
+			err = h.store.Update(ctx, latest)
+		}
+	}
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrNotFound), errors.Is(err, errNoMeal):
+		if proc != nil {
+			h.deletePhoto(ctx, cur.UserID, oldKeys)
+		}
 		return &web.Error{Status: http.StatusNotFound, Title: "Meal not found", Msg: "This meal no longer exists (it may have been deleted in another window), so nothing was saved."}
 	case errors.Is(err, ErrConflict):
 		return errChanged
 	case err != nil:
 		return err
+	}
+	if remove && hadPhoto {
+		h.deletePhoto(ctx, cur.UserID, oldKeys)
 	}
 	web.Redirect(w, r, "/meals?month="+cur.Date[:7]+"#meal-"+cur.ID)
 	return nil
@@ -293,10 +566,14 @@ func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) error {
 	if err1 != nil || err2 != nil {
 		return errNoMeal
 	}
-	if _, err := h.store.Delete(r.Context(), user.ID(r.Context()), d, id); errors.Is(err, ErrNotFound) {
+	old, err := h.store.Delete(r.Context(), user.ID(r.Context()), d, id)
+	if errors.Is(err, ErrNotFound) {
 		return errNoMeal
 	} else if err != nil {
 		return err
+	}
+	if old.HasPhoto() {
+		h.deletePhoto(r.Context(), old.UserID, old.PhotoKeys())
 	}
 	web.Redirect(w, r, "/meals?month="+d.Month().String())
 	return nil

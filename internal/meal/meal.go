@@ -2,6 +2,8 @@ package meal
 
 import (
 	"time"
+
+	"ndiro/internal/photo"
 )
 
 // Kind is what sort of meal it was.
@@ -63,12 +65,48 @@ type Meal struct {
 	CarbsG   *Number `dynamodbav:"carbs_g,omitempty" json:"carbs_g,omitempty"`
 	FatG     *Number `dynamodbav:"fat_g,omitempty" json:"fat_g,omitempty"`
 	// Hunger before and fullness after, 1 (least) to 5 (most); nil is blank.
-	Hunger    *int      `dynamodbav:"hunger,omitempty" json:"hunger,omitempty"`
-	Fullness  *int      `dynamodbav:"fullness,omitempty" json:"fullness,omitempty"`
-	CreatedAt time.Time `dynamodbav:"created_at" json:"created_at"`
-	UpdatedAt time.Time `dynamodbav:"updated_at" json:"updated_at"`
+	Hunger   *int `dynamodbav:"hunger,omitempty" json:"hunger,omitempty"`
+	Fullness *int `dynamodbav:"fullness,omitempty" json:"fullness,omitempty"`
+	// PhotoV is photo_v, when the photo's bytes last changed; 0 is no photo.
+	// It changes only when the bytes do, so a notes edit keeps every URL.
+	PhotoV photo.Version `dynamodbav:"photo_v,omitempty" json:"-"`
+	// Pixel sizes of the display copy and the thumbnail, as displayed.
+	PhotoW int `dynamodbav:"photo_w,omitempty" json:"-"`
+	PhotoH int `dynamodbav:"photo_h,omitempty" json:"-"`
+	ThumbW int `dynamodbav:"thumb_w,omitempty" json:"-"`
+	ThumbH int `dynamodbav:"thumb_h,omitempty" json:"-"`
+	// PhotoTaken is the photo's EXIF capture time, camera wall clock
+	// "2006-01-02T15:04:05"; "" if unknown.
+	PhotoTaken string    `dynamodbav:"photo_taken,omitempty" json:"photo_taken,omitempty"`
+	CreatedAt  time.Time `dynamodbav:"created_at" json:"created_at"`
+	UpdatedAt  time.Time `dynamodbav:"updated_at" json:"updated_at"`
 	// Version counts writes, from 1; Update is conditional on it.
 	Version int64 `dynamodbav:"version" json:"-"`
+}
+
+// HasPhoto reports whether the meal has a photo.
+func (m *Meal) HasPhoto() bool { return m.PhotoV != 0 }
+
+// PhotoURL returns the owner's URL of the meal's photo in size:
+// "/photo/2026-09-01/123000-abcdef?v=…" (with "&size=thumb" for the
+// thumbnail). The ?v= tag changes whenever the bytes do.
+func (m *Meal) PhotoURL(size photo.Size) string {
+	u := "/photo/" + m.Date + "/" + m.ID + "?v=" + m.PhotoV.Tag()
+	if size == photo.SizeThumb {
+		u += "&size=thumb"
+	}
+	return u
+}
+
+// ThumbURL is PhotoURL(photo.SizeThumb), for templates.
+func (m *Meal) ThumbURL() string { return m.PhotoURL(photo.SizeThumb) }
+
+// DisplayURL is PhotoURL(photo.SizeDisplay), for templates.
+func (m *Meal) DisplayURL() string { return m.PhotoURL(photo.SizeDisplay) }
+
+// PhotoKeys returns the S3 keys of the meal's photo copies, display first.
+func (m *Meal) PhotoKeys() []string {
+	return []string{photo.Key(m.UserID, m.Date, m.ID, photo.SizeDisplay), photo.Key(m.UserID, m.Date, m.ID, photo.SizeThumb)}
 }
 
 // HHMM returns the meal's time as "HH:MM".

@@ -32,10 +32,15 @@ func NewStore(db *dynamodb.Client, table string) *Store {
 	return &Store{db: db, table: table}
 }
 
-// Create writes m as a new meal of m.UserID on m.Date at m.Time, choosing
-// its ID and sort key. The write is conditional on the sort key being new
-// (attribute_not_exists); on the 1-in-16-million clash of random suffixes a
-// new ID is drawn.
+// ErrExists is returned by Create when m.ID was given and a meal with that
+// sort key exists already.
+var ErrExists = errors.New("meal already exists")
+
+// Create writes m as a new meal of m.UserID on m.Date at m.Time. The write
+// is conditional on the sort key being new (attribute_not_exists). If m.ID
+// is empty Create draws one, and draws again on the 1-in-16-million clash
+// of random suffixes; if the caller chose m.ID (because photo keys were
+// built from it), a clash returns ErrExists.
 func (s *Store) Create(ctx context.Context, m *Meal) error {
 	d, err := ParseDate(m.Date)
 	if err != nil {
@@ -45,9 +50,17 @@ func (s *Store) Create(ctx context.Context, m *Meal) error {
 	if err != nil {
 		return fmt.Errorf("meal: create: %w", err)
 	}
+	chosen := m.ID != ""
+	if chosen {
+		if t, err := ParseID(m.ID); err != nil || t != tod {
+			return fmt.Errorf("meal: create: id %q does not match time %s: %w", m.ID, m.Time, ErrBadMealID)
+		}
+	}
 	m.Version = 1
 	for attempt := 0; ; attempt++ {
-		m.ID = NewID(tod)
+		if !chosen {
+			m.ID = NewID(tod)
+		}
 		m.SK = SortKey(d, m.ID)
 		item, err := attributevalue.MarshalMap(m)
 		if err != nil {
@@ -58,8 +71,11 @@ func (s *Store) Create(ctx context.Context, m *Meal) error {
 			Item:                item,
 			ConditionExpression: aws.String("attribute_not_exists(sk)"),
 		})
-		if dynamo.IsConditionFailed(err) && attempt < 3 {
-			continue
+		if dynamo.IsConditionFailed(err) {
+			if !chosen && attempt < 3 {
+				continue
+			}
+			return fmt.Errorf("meal: create: %w", ErrExists)
 		}
 		if err != nil {
 			return fmt.Errorf("meal: create: %w", err)

@@ -18,6 +18,7 @@ import (
 	"ndiro/internal/dynamo"
 	"ndiro/internal/invite"
 	"ndiro/internal/meal"
+	"ndiro/internal/photo"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 	"ndiro/static"
@@ -41,7 +42,12 @@ type App struct {
 	Users    *user.Store
 	Invites  *invite.Store
 	Meals    *meal.Store
+	Photos   *photo.Server
 }
+
+// decodeSlots is how many photo uploads are decoded at once: one per core
+// of the 2-core machines ndiro targets; a decode holds ~50 MB.
+const decodeSlots = 2
 
 // Build constructs every store and handler from cfg and b and returns the
 // routed handler. now is the clock every rule uses (time.Now outside tests).
@@ -69,6 +75,8 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name)
 	invites := invite.NewStore(b.DynamoDB, b.Tables.Invites.Name)
 	meals := meal.NewStore(b.DynamoDB, b.Tables.Meals.Name)
+	photos := photo.NewStore(b.S3, b.Bucket)
+	photoServer := photo.NewServer(photos, photo.NewCache(cfg.PhotoCacheBytes))
 
 	authH, err := auth.NewHandler(ctx, b.Provider, auth.Deps{
 		Sessions:     sessions,
@@ -90,10 +98,19 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Sessions: sessions,
 		Auth:     authH,
 		Invites:  invite.NewHandler(invites, pages, cfg.BaseURL, now),
-		Meals:    meal.NewHandler(meals, users, pages, now, log),
-		Account:  account.NewHandler(users, meals, pages, now),
-		Admin:    admin.NewHandler(users, pages),
-		HSTS:     cfg.Mode == config.ModeAWS,
+		Meals: meal.NewHandler(meal.Deps{
+			Store:    meals,
+			Users:    users,
+			Photos:   photos,
+			Server:   photoServer,
+			Pipeline: photo.NewPipeline(decodeSlots),
+			Pages:    pages,
+			Now:      now,
+			Log:      log,
+		}),
+		Account: account.NewHandler(users, meals, pages, now),
+		Admin:   admin.NewHandler(users, pages),
+		HSTS:    cfg.Mode == config.ModeAWS,
 	})
-	return &App{Handler: h, Sessions: sessions, Users: users, Invites: invites, Meals: meals}, nil
+	return &App{Handler: h, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Photos: photoServer}, nil
 }

@@ -39,7 +39,8 @@ type Deps struct {
 // Middleware order, outermost first: request id → access log (route
 // pattern only) → panic recovery → security headers → cross-origin
 // protection for unsafe methods (CSRF) → session load/save. Static files and
-// /healthz sit before sessions: they never set a cookie.
+// /healthz sit before sessions; photos load the session read-only: none of
+// them ever sets a cookie.
 func New(d Deps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
@@ -53,6 +54,14 @@ func New(d Deps) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	r.Handle("/static/*", d.Static)
+
+	// Photos: the session is read but never written back, so no response
+	// carries Set-Cookie and the browser may keep photos for a year.
+	r.Group(func(r chi.Router) {
+		r.Use(d.Auth.ReadOnlySession)
+		r.Use(d.Auth.RequireUser)
+		r.Get("/photo/{date}/{meal_id}", d.Pages.Handle(d.Meals.Photo))
+	})
 
 	r.Group(func(r chi.Router) {
 		r.Use(d.Sessions.LoadAndSave)
@@ -73,6 +82,7 @@ func New(d Deps) http.Handler {
 			r.Get("/meals/{date}/{meal_id}/edit", d.Pages.Handle(d.Meals.Edit))
 			r.Post("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Update))
 			r.Post("/meals/{date}/{meal_id}/delete", d.Pages.Handle(d.Meals.Delete))
+			r.Post("/meals/{date}/{meal_id}/move", d.Pages.Handle(d.Meals.Move))
 			r.Get("/account", d.Pages.Handle(d.Account.Page))
 			r.Post("/account/timezone", d.Pages.Handle(d.Account.TimeZone))
 			r.Get("/account/export.json", d.Pages.Handle(d.Account.Export))

@@ -1,0 +1,339 @@
+package meal_test
+
+import (
+	"bytes"
+	"context"
+	"image/jpeg"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"ndiro/internal/apptest"
+	"ndiro/internal/localenv"
+	"ndiro/internal/meal"
+	"ndiro/internal/photo"
+)
+
+// objects lists every key in the app's bucket.
+func objects(t *testing.T, app *apptest.App) []string {
+	t.Helper()
+	out, err := app.Env.S3.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String("test-photos")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, *o.Key)
+	}
+	return keys
+}
+
+func object(t *testing.T, app *apptest.App, key string) []byte {
+	t.Helper()
+	out, err := app.Env.S3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String("test-photos"), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("get %s: %v", key, err)
+	}
+	defer out.Body.Close()
+	b, _ := io.ReadAll(out.Body)
+	return b
+}
+
+func upload(c *apptest.Client, path, file string, body []byte, kv ...string) *apptest.Response {
+	return c.PostMultipart(path, mealForm(kv...), apptest.File{Field: "photo", Name: file, Body: body})
+}
+
+// TestUploadFixtures sends every shared photo through the add form.
+func TestUploadFixtures(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file     string
+		msg      string // the form's photo message; "" = accepted
+		portrait bool
+	}{
+		{file: "phone-portrait.jpg", portrait: true},
+		{file: "phone-landscape.jpg"},
+		{file: "small.jpg"},
+		{file: "progressive.jpg"},
+		{file: "screenshot.png", portrait: true},
+		{file: "photo.webp"},
+		{file: "not-an-image.jpg", msg: "not a JPEG, PNG or WebP image"},
+		{file: "truncated.jpg", msg: "damaged or incomplete"},
+		{file: "empty.jpg", msg: "The photo file is empty"},
+		{file: "bomb.png", msg: "too large"},
+		{file: "photo.heic", msg: "JPEG, PNG and WebP"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			app, c := signedIn(t)
+			resp := upload(c, "/meals", tc.file, apptest.Photo(t, tc.file), "notes", "with photo")
+			if tc.msg != "" {
+				if resp.StatusCode != http.StatusUnprocessableEntity {
+					t.Fatalf("status = %d, want 422", resp.StatusCode)
+				}
+				if got := resp.Text("#photo-err"); !strings.Contains(got, tc.msg) {
+					t.Errorf("photo message = %q, want it to say %q", got, tc.msg)
+				}
+				if got := strings.TrimSpace(resp.Doc().Find("#notes").Text()); got != "with photo" {
+					t.Errorf("notes not kept: %q", got)
+				}
+				if keys := objects(t, app); len(keys) != 0 {
+					t.Errorf("objects stored for a refused photo: %v", keys)
+				}
+				if ms := allMeals(t, app, admin); len(ms) != 0 {
+					t.Errorf("meal stored for a refused photo: %+v", ms)
+				}
+				return
+			}
+			if resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("status = %d, want 303; body %s", resp.StatusCode, resp.Body)
+			}
+			ms := allMeals(t, app, admin)
+			if len(ms) != 1 || !ms[0].HasPhoto() {
+				t.Fatalf("meals = %+v, want one with a photo", ms)
+			}
+			m := ms[0]
+			for i, key := range m.PhotoKeys() {
+				b := object(t, app, key)
+				for _, s := range []string{"Exif", "GPS", "Apple", "samsung"} {
+					if bytes.Contains(b, []byte(s)) {
+						t.Errorf("stored %s contains %q", key, s)
+					}
+				}
+				img, err := jpeg.Decode(bytes.NewReader(b))
+				if err != nil {
+					t.Fatalf("stored %s is not a JPEG: %v", key, err)
+				}
+				w, h := img.Bounds().Dx(), img.Bounds().Dy()
+				if (h > w) != tc.portrait {
+					t.Errorf("stored %s is %dx%d, want portrait=%v", key, w, h, tc.portrait)
+				}
+				wantW, wantH := m.PhotoW, m.PhotoH
+				if i == 1 {
+					wantW, wantH = m.ThumbW, m.ThumbH
+				}
+				if w != wantW || h != wantH {
+					t.Errorf("stored %s is %dx%d, row says %dx%d", key, w, h, wantW, wantH)
+				}
+			}
+			if want := []string{photo.Key(localenv.Subject(admin), "2026-09-01", m.ID, photo.SizeDisplay), photo.Key(localenv.Subject(admin), "2026-09-01", m.ID, photo.SizeThumb)}; strings.Join(objects(t, app), ",") != strings.Join(want, ",") {
+				t.Errorf("objects = %v, want %v", objects(t, app), want)
+			}
+			// The month page shows the thumbnail with its size and alt text.
+			img := c.Get("/meals?month=2026-09").Doc().Find("#meal-" + m.ID + " img")
+			src, _ := img.Attr("src")
+			w, _ := img.Attr("width")
+			alt, _ := img.Attr("alt")
+			if src != m.ThumbURL() || w == "" || w == "0" || !strings.Contains(alt, "with photo") {
+				t.Errorf("thumbnail src=%q width=%q alt=%q", src, w, alt)
+			}
+		})
+	}
+}
+
+func TestUploadTooLarge(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	resp := upload(c, "/meals", "huge.jpg", bytes.Repeat([]byte{0xFF}, meal.MaxFormBytes+1))
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(resp.Text("main p"), "25 MB") {
+		t.Fatalf("oversized upload = %d %q, want 413 naming the limit", resp.StatusCode, resp.Text("main p"))
+	}
+	if len(objects(t, app)) != 0 || len(allMeals(t, app, admin)) != 0 {
+		t.Error("an oversized upload stored something")
+	}
+}
+
+func TestPhotoServing(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	if resp := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg")); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("upload = %d", resp.StatusCode)
+	}
+	m := allMeals(t, app, admin)[0]
+	stored := object(t, app, m.PhotoKeys()[1])
+
+	first := c.Get(m.ThumbURL())
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("GET thumb = %d", first.StatusCode)
+	}
+	h := first.Header
+	for name, want := range map[string]string{
+		"Content-Type":           "image/jpeg",
+		"Cache-Control":          photo.OwnerCacheControl,
+		"X-Content-Type-Options": "nosniff",
+		"Etag":                   `"` + m.PhotoV.Tag() + `-thumb"`,
+		"Content-Length":         strconvItoa(len(stored)),
+		"Set-Cookie":             "",
+	} {
+		if got := h.Get(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if first.Body != string(stored) {
+		t.Errorf("served %d bytes, want the %d stored", len(first.Body), len(stored))
+	}
+
+	etag := h.Get("ETag")
+	for _, inm := range []string{etag, `"other", ` + etag, "*", "W/" + etag} {
+		req, _ := http.NewRequest(http.MethodGet, app.URL+m.ThumbURL(), nil)
+		req.Header.Set("If-None-Match", inm)
+		resp := c.Do(req)
+		if resp.StatusCode != http.StatusNotModified || resp.Body != "" {
+			t.Errorf("If-None-Match %s = %d with %d bytes, want 304 with none", inm, resp.StatusCode, len(resp.Body))
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, app.URL+m.ThumbURL(), nil)
+	req.Header.Set("If-None-Match", `"something-else"`)
+	if resp := c.Do(req); resp.StatusCode != http.StatusOK {
+		t.Errorf("non-matching If-None-Match = %d, want 200", resp.StatusCode)
+	}
+	req, _ = http.NewRequest(http.MethodGet, app.URL+m.ThumbURL(), nil)
+	req.Header.Set("Range", "bytes=0-99")
+	if resp := c.Do(req); resp.StatusCode != http.StatusPartialContent || resp.Body != string(stored[:100]) {
+		t.Errorf("Range = %d with %d bytes, want 206 with the first 100", resp.StatusCode, len(resp.Body))
+	}
+
+	// Missing, stale or made-up ?v= never gets the year-long header.
+	for _, bad := range []string{"/photo/2026-09-01/" + m.ID + "?size=thumb", "/photo/2026-09-01/" + m.ID + "?v=000000000000&size=thumb"} {
+		resp := c.Get(bad)
+		if resp.StatusCode != http.StatusFound || resp.Header.Get("Cache-Control") != "no-store" || resp.Location() != m.ThumbURL() {
+			t.Errorf("GET %s = %d %q → %q, want 302 no-store to %s", bad, resp.StatusCode, resp.Header.Get("Cache-Control"), resp.Location(), m.ThumbURL())
+		}
+	}
+
+	// Another owner asking for the same date and meal ID, while the photo is
+	// hot in the cache, finds nothing.
+	tok := c.CreateInvite(url.Values{"role": {"owner"}})
+	other := app.Client()
+	other.SignInVia("/login?invite="+tok, "other@example.com")
+	for _, u := range []string{m.ThumbURL(), m.DisplayURL(), "/photo/2026-09-01/" + m.ID} {
+		if resp := other.Get(u); resp.StatusCode != http.StatusNotFound || strings.Contains(resp.Body, string(stored[:64])) {
+			t.Errorf("other owner GET %s = %d, want 404", u, resp.StatusCode)
+		}
+	}
+	if st := app.Photos.Cache().Stats(); st.Hits == 0 {
+		t.Errorf("cache stats %+v: the photo was never served from the cache", st)
+	}
+	// Anonymous: sign in first.
+	if resp := app.Client().Get(m.ThumbURL()); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("anonymous photo = %d, want 303 to sign-in", resp.StatusCode)
+	}
+	for _, bad := range []string{"/photo/2026-02-30/" + m.ID, "/photo/2026-09-01/nope", "/photo/2026-09-01/" + m.ID + "?size=huge"} {
+		if resp := c.Get(bad); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", bad, resp.StatusCode)
+		}
+	}
+}
+
+func TestPhotoVersionFollowsBytes(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "notes", "first")
+	m := allMeals(t, app, admin)[0]
+	oldURL := m.ThumbURL()
+	oldBytes := c.Get(oldURL).Body // now hot in the cache
+	editURL := "/meals/2026-09-01/" + m.ID
+
+	// A notes-only edit keeps photo_v and so every URL.
+	if resp := c.PostMultipart(editURL, mealForm("notes", "second")); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("notes edit = %d; %s", resp.StatusCode, resp.Body)
+	}
+	m2 := allMeals(t, app, admin)[0]
+	if m2.ThumbURL() != oldURL || m2.Notes != "second" {
+		t.Errorf("notes edit changed the URL: %s → %s", oldURL, m2.ThumbURL())
+	}
+
+	// Replacing the photo changes it.
+	if resp := upload(c, editURL, "progressive.jpg", apptest.Photo(t, "progressive.jpg"), "notes", "third"); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("photo replace = %d; %s", resp.StatusCode, resp.Body)
+	}
+	m3 := allMeals(t, app, admin)[0]
+	if m3.ThumbURL() == oldURL {
+		t.Fatal("photo replace kept the URL")
+	}
+	newResp := c.Get(m3.ThumbURL())
+	if newResp.StatusCode != http.StatusOK || newResp.Body == oldBytes || newResp.Header.Get("Cache-Control") != photo.OwnerCacheControl {
+		t.Errorf("new URL = %d, same bytes as before: %v", newResp.StatusCode, newResp.Body == oldBytes)
+	}
+	// The old URL is never again served with the year-long header, nor with
+	// the new bytes under the old version.
+	old := c.Get(oldURL)
+	if old.StatusCode != http.StatusFound || old.Header.Get("Cache-Control") != "no-store" || old.Location() != m3.ThumbURL() {
+		t.Errorf("old URL = %d %q → %q, want 302 no-store to the new URL", old.StatusCode, old.Header.Get("Cache-Control"), old.Location())
+	}
+
+	// Remove the photo: the objects go, the page shows none.
+	if resp := c.PostMultipart(editURL, mealForm("notes", "no photo", "remove_photo", "1")); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("remove photo = %d", resp.StatusCode)
+	}
+	if m4 := allMeals(t, app, admin)[0]; m4.HasPhoto() || len(objects(t, app)) != 0 {
+		t.Errorf("after remove: photo_v %d, objects %v", m4.PhotoV, objects(t, app))
+	}
+	if resp := c.Get(m3.ThumbURL()); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("removed photo = %d, want 404", resp.StatusCode)
+	}
+
+	// Deleting a meal deletes its photo.
+	upload(c, editURL, "small.jpg", apptest.Photo(t, "small.jpg"))
+	if len(objects(t, app)) != 2 {
+		t.Fatalf("objects after re-adding = %v", objects(t, app))
+	}
+	c.PostForm(editURL+"/delete", nil)
+	if keys := objects(t, app); len(keys) != 0 {
+		t.Errorf("objects after deleting the meal: %v", keys)
+	}
+}
+
+func TestCaptureTimeOffer(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	// Date and time left at the defaults the form offered.
+	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait.jpg"),
+		"date", "2026-09-01", "time", "12:30", "default_date", "2026-09-01", "default_time", "12:30")
+	m := allMeals(t, app, admin)[0]
+	if want := "/meals/2026-09-01/" + m.ID + "/edit?offer=taken"; resp.Location() != want {
+		t.Fatalf("redirect = %q, want the offer %q", resp.Location(), want)
+	}
+	page := c.Get(resp.Location()).Doc()
+	offer := page.Find("#taken-offer")
+	if d, _ := offer.Find("input[name=date]").Attr("value"); d != "2024-06-14" {
+		t.Fatalf("offer date = %q, want 2024-06-14", d)
+	}
+	form := url.Values{}
+	offer.Find("input").Each(func(_ int, s *goquery.Selection) {
+		n, _ := s.Attr("name")
+		v, _ := s.Attr("value")
+		form.Set(n, v)
+	})
+	action, _ := offer.Find("form").Attr("action")
+	if resp := c.PostForm(action, form); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("move = %d; %s", resp.StatusCode, resp.Body)
+	}
+	ms := allMeals(t, app, admin)
+	if len(ms) != 1 || ms[0].Date != "2024-06-14" || ms[0].Time != "12:31:07" || ms[0].PhotoV != m.PhotoV {
+		t.Fatalf("after move: %+v", ms)
+	}
+	if got := c.Get(ms[0].ThumbURL()); got.StatusCode != http.StatusOK {
+		t.Errorf("moved photo = %d", got.StatusCode)
+	}
+	if keys := objects(t, app); len(keys) != 2 || !strings.Contains(keys[0], "/2024-06-14/") {
+		t.Errorf("objects after move = %v", keys)
+	}
+
+	// Changed date: no offer.
+	resp = upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait.jpg"),
+		"date", "2026-09-02", "time", "12:30", "default_date", "2026-09-01", "default_time", "12:30")
+	if strings.Contains(resp.Location(), "offer") {
+		t.Errorf("offer made although the date was changed: %s", resp.Location())
+	}
+}
+
+func strconvItoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,93 @@
+package photo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Cache-Control values of photo responses (DESIGN.md, caching). A versioned
+// URL never changes its bytes, so owners keep it a year without asking
+// again; share recipients keep it a day, so a revoked link's photos age
+// out of their browser within a day.
+const (
+	OwnerCacheControl     = "private, max-age=31536000, immutable"
+	RecipientCacheControl = "private, max-age=86400"
+)
+
+// Server serves photo copies through the cache.
+type Server struct {
+	store *Store
+	cache *Cache
+}
+
+// NewServer returns a Server reading through cache from store.
+func NewServer(store *Store, cache *Cache) *Server {
+	return &Server{store: store, cache: cache}
+}
+
+// Cache returns the server's cache, for the monitor's counters.
+func (s *Server) Cache() *Cache { return s.cache }
+
+// Serve writes the copy at key, which must lie under ownerID's prefix, as
+// requested with ?v=wantTag:
+//   - if the stored bytes are that version: 200 (or 206 for a Range, or 304
+//     when If-None-Match matches, including lists and *) with a strong ETag
+//     from the version, cacheControl, image/jpeg and nosniff;
+//   - if wantTag is missing or not the current version: a 302 to the
+//     current version's URL, marked no-store, so an old URL never gets the
+//     long cache and never gets another version's bytes;
+//   - ErrNotFound if there is no such photo.
+func (s *Server) Serve(w http.ResponseWriter, r *http.Request, ownerID, key, wantTag, cacheControl string) error {
+	ctx := r.Context()
+	fetch := func(ctx context.Context) (*Object, error) { return s.store.Get(ctx, ownerID, key) }
+	obj, err := s.cache.Get(ctx, key, fetch)
+	if err != nil {
+		return err
+	}
+	if obj.Version.Tag() != wantTag {
+		// An old URL, a bad one, or a cache entry that outlived a replace:
+		// S3 decides which version is current.
+		fresh, err := fetch(ctx)
+		if err != nil {
+			return err
+		}
+		if fresh.Version != obj.Version {
+			s.cache.Forget(key)
+		}
+		if fresh.Version.Tag() != wantTag {
+			// The canonical URL: ?v= first, then the size, nothing else.
+			to := r.URL.Path + "?v=" + fresh.Version.Tag()
+			if size := r.URL.Query().Get("size"); size != "" {
+				to += "&size=" + url.QueryEscape(size)
+			}
+			w.Header().Set("Cache-Control", "no-store")
+			http.Redirect(w, r, to, http.StatusFound)
+			return nil
+		}
+		obj = fresh
+	}
+	h := w.Header()
+	h.Set("Content-Type", "image/jpeg")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", cacheControl)
+	h.Set("ETag", `"`+wantTag+"-"+sizeOfKey(key)+`"`)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(obj.Body))
+	return nil
+}
+
+func sizeOfKey(key string) string {
+	if len(key) > len(".thumb.jpg") && key[len(key)-len(".thumb.jpg"):] == ".thumb.jpg" {
+		return string(SizeThumb)
+	}
+	return string(SizeDisplay)
+}
+
+// IsNotFound reports whether err means the photo does not exist (or lies
+// outside the owner's prefix, which looks the same from outside).
+func IsNotFound(err error) bool {
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrOutsidePrefix)
+}
