@@ -49,6 +49,8 @@ type App struct {
 type Options struct {
 	// Env overrides environment variables given to config.Load.
 	Env map[string]string
+	// Wrap, if set, wraps the app's handler (e.g. to count requests).
+	Wrap func(http.Handler) http.Handler
 }
 
 // New starts the app for t and stops it when t ends. Admin email is
@@ -101,7 +103,11 @@ func New(t testing.TB, opts ...Options) *App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(a.Handler)
+	h := a.Handler
+	if o.Wrap != nil {
+		h = o.Wrap(h)
+	}
+	srv := httptest.NewUnstartedServer(h)
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()

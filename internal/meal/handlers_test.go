@@ -38,7 +38,7 @@ func mealForm(kv ...string) url.Values {
 	return v
 }
 
-func allMeals(t *testing.T, app *apptest.App, email string) []meal.Meal {
+func allMeals(t testing.TB, app *apptest.App, email string) []meal.Meal {
 	t.Helper()
 	ms, err := app.Meals.All(context.Background(), localenv.Subject(email))
 	if err != nil {

@@ -1,0 +1,155 @@
+package meal_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"ndiro/internal/apptest"
+)
+
+// chromiumPath finds Debian's Chromium, or skips the test saying how to get
+// it.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("Chromium not found; install it with: apt-get install -y chromium")
+	return ""
+}
+
+// TestBrowserPhotoCaching drives headless Chromium through the app: sign
+// in, add a meal with phone-portrait.jpg, open the month page, reload it
+// twice. The second reload must send no photo request to the server (the
+// thumbnail is immutable for a year), and the thumbnail must stand upright.
+func TestBrowserPhotoCaching(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a browser")
+	}
+	bin := chromiumPath(t)
+	var photoRequests atomic.Int64
+	app := apptest.New(t, apptest.Options{Wrap: func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/photo/") {
+				photoRequests.Add(1)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}})
+
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(bin),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.WindowSize(412, 915),
+	)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+
+	photoFile := filepath.Join(apptest.PhotosDir(t), "phone-portrait.jpg")
+	if _, err := os.Stat(photoFile); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(app.URL+"/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), admin),
+		chromedp.Submit(chromedp.CSS(`#email`)),
+		chromedp.WaitVisible(chromedp.CSS(`#empty`)),
+		chromedp.Navigate(app.URL+"/meals/new"),
+		chromedp.WaitReady(chromedp.CSS(`#photo`)),
+		chromedp.SetUploadFiles(chromedp.CSS(`#photo`), []string{photoFile}),
+		chromedp.SendKeys(chromedp.CSS(`#notes`), "browser lunch"),
+		chromedp.Submit(chromedp.CSS(`#notes`)),
+		// Date and time were left at the device clock, so the app offers
+		// the photo's capture time.
+		chromedp.WaitVisible(chromedp.CSS(`#taken-offer`)),
+	)
+	if err != nil {
+		t.Fatalf("sign in and add a meal: %v", err)
+	}
+	ms := allMeals(t, app, admin)
+	if len(ms) != 1 || !ms[0].HasPhoto() {
+		t.Fatalf("meals after the browser's upload: %+v", ms)
+	}
+	month := app.URL + "/meals?month=" + ms[0].Date[:7]
+	thumb := `#meal-` + ms[0].ID + ` img`
+
+	loaded := func() chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](`(() => { const i = document.querySelector("`+thumb+`"); return i && i.complete && i.naturalWidth > 0; })()`, chromedp.WithPollingTimeout(20*time.Second))
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(month), loaded()); err != nil {
+		t.Fatalf("month page: %v", err)
+	}
+	if n := photoRequests.Load(); n == 0 {
+		t.Fatal("the first load of the month page made no photo request")
+	}
+	if err := chromedp.Do(ctx, chromedp.Reload(), loaded()); err != nil {
+		t.Fatalf("first reload: %v", err)
+	}
+	photoRequests.Store(0)
+	if err := chromedp.Do(ctx, chromedp.Reload(), loaded()); err != nil {
+		t.Fatalf("second reload: %v", err)
+	}
+	if n := photoRequests.Load(); n != 0 {
+		t.Errorf("second reload made %d photo requests, want 0", n)
+	}
+
+	// Upright, as displayed: taller than wide, the light card top-left and
+	// the other corners dark (shared/photos/README.md).
+	type result struct {
+		W, H   int
+		Card   float64
+		Others []float64
+	}
+	js := `(() => {
+		const img = document.querySelector("` + thumb + `");
+		const c = document.createElement("canvas");
+		c.width = img.naturalWidth; c.height = img.naturalHeight;
+		const g = c.getContext("2d"); g.drawImage(img, 0, 0);
+		const box = (x0, x1, y0, y1) => {
+			const d = g.getImageData(x0*c.width, y0*c.height, (x1-x0)*c.width, (y1-y0)*c.height).data;
+			let s = 0; for (let i = 0; i < d.length; i += 4) s += 0.299*d[i] + 0.587*d[i+1] + 0.114*d[i+2];
+			return s / (d.length / 4);
+		};
+		return {W: c.width, H: c.height, Card: box(.06,.20,.05,.12),
+			Others: [box(.80,.94,.05,.12), box(.06,.20,.88,.95), box(.80,.94,.88,.95)]};
+	})()`
+	res, err := chromedp.Run(ctx, chromedp.Evaluate[result](js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.H <= res.W {
+		t.Errorf("thumbnail displayed %dx%d, want portrait", res.W, res.H)
+	}
+	if res.Card <= 150 {
+		t.Errorf("card box luma %.0f, want > 150 (image not upright)", res.Card)
+	}
+	for i, l := range res.Others {
+		if l >= 110 {
+			t.Errorf("corner %d luma %.0f, want < 110 (image turned or mirrored)", i, l)
+		}
+	}
+}

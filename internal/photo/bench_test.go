@@ -1,0 +1,55 @@
+package photo_test
+
+import (
+	"context"
+	"runtime"
+	"runtime/metrics"
+	"testing"
+	"time"
+
+	"ndiro/internal/apptest"
+	"ndiro/internal/photo"
+)
+
+// BenchmarkProcessPortrait measures one upload of phone-portrait.jpg (12 MP,
+// Orientation 6) through the whole pipeline, and the peak heap it needs
+// above the heap before it ("peak-MB", sampled every 200 µs).
+func BenchmarkProcessPortrait(b *testing.B) {
+	data := apptest.Photo(b, "phone-portrait.jpg")
+	p := photo.NewPipeline(1)
+	ctx := context.Background()
+	var peak uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		runtime.GC()
+		base := heapBytes()
+		done := make(chan struct{})
+		go func() {
+			if _, err := p.Process(ctx, data); err != nil {
+				b.Error(err)
+			}
+			close(done)
+		}()
+		tick := time.NewTicker(200 * time.Microsecond)
+	sample:
+		for {
+			if h := heapBytes(); h > base && h-base > peak {
+				peak = h - base
+			}
+			select {
+			case <-done:
+				break sample
+			case <-tick.C:
+			}
+		}
+		tick.Stop()
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
+}
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+func heapBytes() uint64 {
+	metrics.Read(heapSample)
+	return heapSample[0].Value.Uint64()
+}
