@@ -15,7 +15,9 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+	_ "time/tzdata" // IANA zones in images without /usr/share/zoneinfo
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -24,6 +26,7 @@ import (
 	"ndiro/internal/config"
 	"ndiro/internal/dynamo"
 	"ndiro/internal/localenv"
+	"ndiro/internal/photo"
 	"ndiro/internal/server"
 )
 
@@ -41,10 +44,22 @@ const localBucket = "ndiro-photos"
 
 // run starts ndiro and serves until ctx is cancelled, then shuts down
 // gracefully. It writes the address to open, and logs, to stdout.
-func run(ctx context.Context, _ []string, getenv func(string) string, stdout io.Writer) error {
+//
+// "ndiro healthcheck" instead asks a running ndiro's /healthz on NDIRO_ADDR
+// and fails unless it answers 200: the container's health check, which
+// needs no shell or curl in the image.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
+	}
+	if len(args) > 1 {
+		switch args[1] {
+		case "healthcheck":
+			return healthcheck(ctx, cfg.Addr)
+		default:
+			return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro healthcheck\"", args[1])
+		}
 	}
 	var log *slog.Logger
 	if cfg.Mode == config.ModeAWS {
@@ -87,9 +102,26 @@ func run(ctx context.Context, _ []string, getenv func(string) string, stdout io.
 		if err != nil {
 			return fmt.Errorf("aws config: %w", err)
 		}
-		b.DynamoDB = dynamodb.NewFromConfig(awsCfg)
-		b.S3 = s3.NewFromConfig(awsCfg)
+		b.DynamoDB = dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+			// DynamoDB-compatible servers may send no x-amz-crc32.
+			o.DisableValidateResponseChecksum = getenv("AWS_ENDPOINT_URL") != "" || getenv("AWS_ENDPOINT_URL_DYNAMODB") != ""
+		})
+		b.S3 = s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+			if getenv("AWS_ENDPOINT_URL") != "" || getenv("AWS_ENDPOINT_URL_S3") != "" {
+				// An S3-compatible server: path-style addressing, and no
+				// aws-chunked uploads, which some store verbatim.
+				o.UsePathStyle = true
+				o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+				o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+			}
+		})
 		b.Bucket = cfg.Bucket
+		if err := dynamo.CheckTables(ctx, b.DynamoDB, tables); err != nil {
+			return fmt.Errorf("start-up check failed:\n%w", err)
+		}
+		if err := photo.CheckBucket(ctx, b.S3, b.Bucket); err != nil {
+			return fmt.Errorf("start-up check failed:\n%w", err)
+		}
 		b.Provider = auth.Provider{
 			Issuer:       "https://accounts.google.com",
 			ClientID:     cfg.GoogleClientID,
@@ -128,6 +160,33 @@ func run(ctx context.Context, _ []string, getenv func(string) string, stdout io.
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// healthcheck GETs /healthz on addr (a 0.0.0.0 or [::] listener is asked on
+// loopback) and returns an error unless the answer is 200 within 5 s.
+func healthcheck(ctx context.Context, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/healthz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{}).Do(req)
+	if err != nil {
+		return fmt.Errorf("healthcheck: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("healthcheck: /healthz answered %d", resp.StatusCode)
 	}
 	return nil
 }

@@ -172,3 +172,54 @@ func TestBadConfigStopsStart(t *testing.T) {
 		}
 	}
 }
+
+// TestAWSModeStartupChecks runs AWS mode against the emulators through
+// AWS_ENDPOINT_URL_*: missing tables, then a missing bucket, each stop
+// start-up with a line naming the resource.
+func TestAWSModeStartupChecks(t *testing.T) {
+	env, tables := apptest.Local(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", env.DynamoEndpoint)
+	t.Setenv("AWS_ENDPOINT_URL_S3", env.S3Endpoint)
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	aws := map[string]string{
+		"NDIRO_MODE": "aws", "AWS_REGION": "us-east-1", "NDIRO_ADDR": "127.0.0.1:0",
+		"GOOGLE_CLIENT_ID": "id", "GOOGLE_CLIENT_SECRET": "secret",
+		"NDIRO_BASE_URL": "https://ndiro.example.org", "ADMIN_EMAILS": "admin@example.org",
+		"AWS_ENDPOINT_URL_S3": env.S3Endpoint, "AWS_ENDPOINT_URL_DYNAMODB": env.DynamoEndpoint,
+	}
+	start := func(kv ...string) error {
+		e := map[string]string{}
+		for k, v := range aws {
+			e[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			e[kv[i]] = kv[i+1]
+		}
+		return run(context.Background(), nil, func(k string) string { return e[k] }, io.Discard)
+	}
+
+	err := start("NDIRO_TABLE_PREFIX", "missing-", "NDIRO_BUCKET", "test-photos")
+	if err == nil || !strings.Contains(err.Error(), "dynamodb table missing-meals: does not exist") {
+		t.Errorf("start with missing tables = %v, want a line naming missing-meals", err)
+	}
+	prefix := strings.TrimSuffix(tables.Users.Name, "users")
+	err = start("NDIRO_TABLE_PREFIX", prefix, "NDIRO_BUCKET", "no-such-bucket")
+	if err == nil || !strings.Contains(err.Error(), "s3 bucket no-such-bucket: not found") {
+		t.Errorf("start with a missing bucket = %v, want a line naming no-such-bucket", err)
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	err := run(context.Background(), []string{"ndiro", "serve-please"}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "unknown command") {
+		t.Errorf("run(serve-please) = %v, want unknown command", err)
+	}
+	if err := run(context.Background(), []string{"ndiro", "healthcheck"}, func(k string) string {
+		return map[string]string{"NDIRO_ADDR": "127.0.0.1:1"}[k]
+	}, io.Discard); err == nil {
+		t.Error("healthcheck against nothing = nil, want an error")
+	}
+}

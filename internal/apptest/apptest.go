@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"ndiro/internal/auth"
 	"ndiro/internal/config"
@@ -62,7 +61,7 @@ func New(t testing.TB, opts ...Options) *App {
 		o = opts[0]
 	}
 	ctx := context.Background()
-	env := map[string]string{"NDIRO_TABLE_PREFIX": "t-", "ADMIN_EMAILS": "admin@example.com"}
+	env := map[string]string{"ADMIN_EMAILS": "admin@example.com"}
 	for k, v := range o.Env {
 		env[k] = v
 	}
@@ -75,13 +74,8 @@ func New(t testing.TB, opts ...Options) *App {
 		t.Fatal(err)
 	}
 	cfg.BaseURL = "http://" + ln.Addr().String()
-	tables := dynamo.NewTables(cfg.TablePrefix)
 	calls := &Calls{}
-	le, err := localenv.Start(ctx, localenv.Options{Tables: tables, Bucket: "test-photos", DynamoOptions: []func(*dynamodb.Options){calls.Option()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { le.Close() })
+	le, tables := Local(t, calls.Option())
 
 	clock := &Clock{now: time.Now()}
 	log := slog.New(slog.DiscardHandler)

@@ -6,20 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"ndiro/internal/dynamo"
+	"ndiro/internal/apptest"
 	"ndiro/internal/invite"
-	"ndiro/internal/localenv"
 	"ndiro/internal/user"
 )
 
 func newStore(t *testing.T) *invite.Store {
 	t.Helper()
-	tables := dynamo.NewTables("t-")
-	env, err := localenv.Start(context.Background(), localenv.Options{Tables: tables, Bucket: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { env.Close() })
+	env, tables := apptest.Local(t)
 	return invite.NewStore(env.DynamoDB, tables.Invites.Name)
 }
 

@@ -47,6 +47,10 @@ type Options struct {
 	// DynamoOptions are applied to the DynamoDB client after the local
 	// settings (tests add an SDK middleware that counts calls).
 	DynamoOptions []func(*dynamodb.Options)
+	// DynamoEndpoint, if set, is another DynamoDB-compatible server to use
+	// instead of the in-process emulator (tests run against dynalite this
+	// way). Nothing is persisted then; the tables must have a fresh prefix.
+	DynamoEndpoint string
 }
 
 // Env is a running set of local backends. Close it to persist and stop.
@@ -88,17 +92,23 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}()
 
 	// DynamoDB.
-	e.DynamoServer = server.NewServer()
-	var ddbHandler http.Handler = e.DynamoServer
 	if opts.DataDir != "" {
 		if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
-			return nil, fmt.Errorf("localenv: data dir: %w", err)
+			return nil, fmt.Errorf("localenv: data dir %s (NDIRO_DATA_DIR): %w", opts.DataDir, err)
 		}
-		e.snap = newSnapshotter(e.DynamoServer, filepath.Join(opts.DataDir, "dynamodb.json"), opts.Tables, opts.SnapshotDelay, opts.Logger)
-		ddbHandler = e.snap.track(e.DynamoServer)
 	}
-	if e.DynamoEndpoint, err = e.serve(ddbHandler); err != nil {
-		return nil, err
+	if opts.DynamoEndpoint != "" {
+		e.DynamoEndpoint = opts.DynamoEndpoint
+	} else {
+		e.DynamoServer = server.NewServer()
+		var ddbHandler http.Handler = e.DynamoServer
+		if opts.DataDir != "" {
+			e.snap = newSnapshotter(e.DynamoServer, filepath.Join(opts.DataDir, "dynamodb.json"), opts.Tables, opts.SnapshotDelay, opts.Logger)
+			ddbHandler = e.snap.track(e.DynamoServer)
+		}
+		if e.DynamoEndpoint, err = e.serve(ddbHandler); err != nil {
+			return nil, err
+		}
 	}
 	e.DynamoDB = NewDynamoClient(e.DynamoEndpoint, opts.DynamoOptions...)
 	if err := dynamo.CreateTables(ctx, e.DynamoDB, opts.Tables); err != nil {
@@ -115,7 +125,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.DataDir != "" {
 		e.bolt, err = bolt.Open(filepath.Join(opts.DataDir, "s3.bolt"), 0o600, &bolt.Options{Timeout: time.Second})
 		if err != nil {
-			return nil, fmt.Errorf("localenv: open s3.bolt in %s (is another ndiro running on this data dir?): %w", opts.DataDir, err)
+			return nil, fmt.Errorf("localenv: open s3.bolt in %s (NDIRO_DATA_DIR; is another ndiro running on it?): %w", opts.DataDir, err)
 		}
 		backend = s3bolt.New(e.bolt)
 	} else {

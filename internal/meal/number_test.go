@@ -9,8 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"ndiro/internal/dynamo"
-	"ndiro/internal/localenv"
+	"ndiro/internal/apptest"
 	"ndiro/internal/meal"
 )
 
@@ -93,12 +92,7 @@ func FuzzParseNumber(f *testing.F) {
 func TestNumberRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	tables := dynamo.NewTables("num-")
-	env, err := localenv.Start(ctx, localenv.Options{Tables: tables, Bucket: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env, tables := apptest.Local(t)
 	store := meal.NewStore(env.DynamoDB, tables.Meals.Name)
 
 	num := func(s string) *meal.Number {

@@ -12,19 +12,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"ndiro/internal/apptest"
 	"ndiro/internal/dynamo"
-	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
 )
 
 func newStore(t *testing.T) (*meal.Store, *dynamodb.Client, dynamo.Tables) {
 	t.Helper()
-	tables := dynamo.NewTables("m-")
-	env, err := localenv.Start(context.Background(), localenv.Options{Tables: tables, Bucket: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { env.Close() })
+	env, tables := apptest.Local(t)
 	return meal.NewStore(env.DynamoDB, tables.Meals.Name), env.DynamoDB, tables
 }
 

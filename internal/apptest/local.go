@@ -1,0 +1,51 @@
+package apptest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"ndiro/internal/dynamo"
+	"ndiro/internal/localenv"
+)
+
+// DynamoEndpointEnv names the environment variable that points the tests
+// at another DynamoDB-compatible server (CI runs them against dynalite,
+// which enforces DynamoDB's validation and size limits), e.g.
+// NDIRO_TEST_DYNAMODB_ENDPOINT=http://127.0.0.1:4567. Unset, tests use the
+// in-process emulator.
+const DynamoEndpointEnv = "NDIRO_TEST_DYNAMODB_ENDPOINT"
+
+// Local starts in-memory local backends for one test, on a table prefix of
+// its own, and stops them (deleting the tables on an external endpoint) when
+// the test ends.
+func Local(t testing.TB, dynamoOpts ...func(*dynamodb.Options)) (*localenv.Env, dynamo.Tables) {
+	t.Helper()
+	b := make([]byte, 6)
+	rand.Read(b)
+	tables := dynamo.NewTables("t" + hex.EncodeToString(b) + "-")
+	endpoint := os.Getenv(DynamoEndpointEnv)
+	env, err := localenv.Start(context.Background(), localenv.Options{
+		Tables:         tables,
+		Bucket:         "test-photos",
+		DynamoOptions:  dynamoOpts,
+		DynamoEndpoint: endpoint,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if endpoint != "" {
+			for _, tb := range tables.All() {
+				env.DynamoDB.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(tb.Name)})
+			}
+		}
+		env.Close()
+	})
+	return env, tables
+}
