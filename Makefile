@@ -6,7 +6,8 @@ PKGS := ./...
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
-	$(GO) run ./cmd/ndiro
+	@$(GO) build -o bin/ndiro-dev ./cmd/ndiro
+	@exec ./bin/ndiro-dev
 
 ## test: every test, with the race detector; needs no network
 test:
@@ -23,9 +24,9 @@ check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## release: the static binary deploy/Dockerfile builds, into bin/ndiro
+## release: the static binary deploy/Dockerfile builds (same command), into bin/ndiro
 release:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/ndiro ./cmd/ndiro
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o bin/ndiro ./cmd/ndiro
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
