@@ -3,7 +3,10 @@ package meal_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -176,5 +179,52 @@ func TestUpdateNeverResurrects(t *testing.T) {
 	other := add(t, s, "u2", "2026-09-01", "09:00:00")
 	if _, err := s.Get(ctx, "u1", date(t, "2026-09-01"), other.ID); !errors.Is(err, meal.ErrNotFound) {
 		t.Errorf("u1 reading u2's meal = %v, want ErrNotFound", err)
+	}
+}
+
+// TestMonthSpansPages fills one month with more than 1 MB of meals: the
+// month must come back whole, following LastEvaluatedKey (DynamoDB and
+// dynalite cut Query pages at 1 MB).
+func TestMonthSpansPages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	calls := &apptest.Calls{}
+	env, tables := apptest.Local(t, calls.Option())
+	s, db := meal.NewStore(env.DynamoDB, tables.Meals.Name), env.DynamoDB
+	long := strings.Repeat("é", meal.MaxNotes) // 4000 bytes of notes
+	const n = 300                              // about 1.2 MB
+	var reqs []types.WriteRequest
+	flush := func() {
+		for len(reqs) > 0 {
+			req := map[string][]types.WriteRequest{tables.Meals.Name: reqs}
+			out, err := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: req})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqs = out.UnprocessedItems[tables.Meals.Name]
+		}
+	}
+	for i := 0; i < n; i++ {
+		item := mealItem("u1", fmt.Sprintf("2026-09-%02d", i%30+1), fmt.Sprintf("1200%02d-%06x", i%60, i))
+		item["notes"] = &types.AttributeValueMemberS{Value: long}
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		if len(reqs) == 25 {
+			flush()
+		}
+	}
+	flush()
+	m, _ := meal.ParseMonth("2026-09")
+	calls.Reset()
+	got, err := s.Month(ctx, "u1", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Errorf("month returned %d meals, want %d", len(got), n)
+	}
+	// The in-process emulator ignores the 1 MB limit; a real DynamoDB API
+	// (dynalite in CI) must have needed more than one page.
+	if os.Getenv(apptest.DynamoEndpointEnv) != "" && calls.Counts()["Query"] < 2 {
+		t.Errorf("%d Query pages for %d bytes of meals, want at least 2", calls.Counts()["Query"], n*len(long))
 	}
 }
