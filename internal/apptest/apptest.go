@@ -154,7 +154,9 @@ func NewClient(t testing.TB, base string) *Client {
 	return &Client{
 		HTTP: &http.Client{
 			Jar:           jar,
-			Timeout:       30 * time.Second,
+			// Generous: photo uploads under the race detector on a busy
+			// 2-core machine take seconds each.
+			Timeout:       3 * time.Minute,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		base: base,

@@ -117,8 +117,22 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	next := web.LocalPath(r.URL.Query().Get("next"))
 	inv := r.URL.Query().Get("invite")
-	if inv != "" && !token.Valid(inv) {
-		return invite.RefusalError(invite.ErrNotFound)
+	if inv != "" {
+		// Say at once if the invite cannot be used, not after Google.
+		got, err := h.invites.Get(ctx, inv)
+		if err != nil {
+			return invite.RefusalError(err)
+		}
+		switch got.StateAt(h.now()) {
+		case invite.StateRevoked:
+			return invite.RefusalError(invite.ErrRevoked)
+		case invite.StateExpired:
+			return invite.RefusalError(invite.ErrExpired)
+		case invite.StateClaimed:
+			if got.ClaimedBy != h.sessions.GetString(ctx, keyUserID) {
+				return invite.RefusalError(invite.ErrClaimed)
+			}
+		}
 	}
 	if inv == "" && h.sessions.GetString(ctx, keyUserID) != "" {
 		if next == "" {
@@ -164,7 +178,11 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	inviteTok := h.sessions.PopString(ctx, keyInvite)
 
 	if e := q.Get("error"); e != "" {
-		return &web.Error{Status: http.StatusUnauthorized, Title: "Sign-in cancelled", Msg: "Google did not sign you in (" + truncate(e, 60) + "). " + errRestart}
+		msg := "Google did not sign you in."
+		if e == "access_denied" {
+			msg = "Sign-in was cancelled at Google."
+		}
+		return &web.Error{Status: http.StatusUnauthorized, Title: "Sign-in cancelled", Msg: msg + " " + errRestart, Err: fmt.Errorf("provider error %.40q", e)}
 	}
 	if state == "" || subtle.ConstantTimeCompare([]byte(state), []byte(q.Get("state"))) != 1 {
 		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in expired", Msg: "This sign-in attempt does not match this browser, or it was already used. " + errRestart}
@@ -200,8 +218,11 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	email := strings.ToLower(c.Email)
 
 	u, err := h.users.Get(ctx, idt.Subject)
-	if errors.Is(err, user.ErrNotFound) {
+	switch {
+	case errors.Is(err, user.ErrNotFound):
 		u, err = h.signUp(ctx, idt.Subject, email, inviteTok)
+	case err == nil && inviteTok != "" && u.InviteToken != inviteTok:
+		web.SetFlash(w, "You already have an account, so the invite was not used; it still works for someone else.")
 	}
 	if err != nil {
 		return err
@@ -262,6 +283,12 @@ func (h *Handler) Logout(w http.ResponseWriter, r *http.Request) error {
 	}
 	web.Redirect(w, r, "/")
 	return nil
+}
+
+// SessionUserID returns the user ID in r's session, "" if none. It does
+// not check the users row; RequireUser does.
+func (h *Handler) SessionUserID(r *http.Request) string {
+	return h.sessions.GetString(r.Context(), keyUserID)
 }
 
 // SignedIn reports whether r carries a session with a user ID. It does not
@@ -328,13 +355,6 @@ func Viewer(r *http.Request) web.Viewer {
 		return web.Viewer{}
 	}
 	return web.Viewer{SignedIn: true, Email: u.Email, IsAdmin: u.IsAdmin()}
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 type homePage struct{ web.Base }

@@ -3,7 +3,6 @@ package invite
 import (
 	"errors"
 	"net/http"
-	"net/mail"
 	"strconv"
 	"strings"
 	"time"
@@ -16,16 +15,18 @@ import (
 
 // Handler serves the invite landing page and the admin invite pages.
 type Handler struct {
-	store   *Store
-	pages   *web.Pages
-	baseURL string
-	now     func() time.Time
+	store    *Store
+	pages    *web.Pages
+	baseURL  string
+	now      func() time.Time
+	signedIn func(*http.Request) string
 }
 
 // NewHandler returns the invite pages. baseURL is the public origin used in
-// invite links, e.g. "https://ndiro.example.org".
-func NewHandler(store *Store, pages *web.Pages, baseURL string, now func() time.Time) *Handler {
-	return &Handler{store: store, pages: pages, baseURL: baseURL, now: now}
+// invite links, e.g. "https://ndiro.example.org". signedIn returns the
+// session's user ID, "" if none (the landing page is public).
+func NewHandler(store *Store, pages *web.Pages, baseURL string, now func() time.Time, signedIn func(*http.Request) string) *Handler {
+	return &Handler{store: store, pages: pages, baseURL: baseURL, now: now, signedIn: signedIn}
 }
 
 // Limits of the create form.
@@ -47,10 +48,8 @@ type Form struct {
 func (f *Form) Parse(adminID string, now time.Time) (inv Invite, ok bool) {
 	f.Errors = map[string]string{}
 	email := strings.ToLower(strings.TrimSpace(f.Email))
-	if email != "" {
-		if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
-			f.Errors["email"] = "Enter a whole email address, like friend@example.com, or leave it empty to let anyone use the link."
-		}
+	if email != "" && !user.ValidEmail(email) {
+		f.Errors["email"] = "Enter a whole email address, like friend@example.com, or leave it empty to let anyone use the link."
 	}
 	days := DefaultExpiryDays
 	if s := strings.TrimSpace(f.ExpiryDays); s != "" {
@@ -125,6 +124,7 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	web.SetFlash(w, "Invite created. Copy its link below and send it to the person you invite.")
 	web.Redirect(w, r, "/admin/invites#invite-"+created.Token[:8])
 	return nil
 }
@@ -136,10 +136,11 @@ func (h *Handler) Revoke(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(err, ErrNotFound):
 		return web.NotFound("There is no such invite.")
 	case errors.Is(err, ErrClaimed):
-		return web.Errorf(http.StatusConflict, "Invite already used", "This invite was already used, so there is nothing to revoke. Remove the user instead.")
+		return web.Errorf(http.StatusConflict, "Invite already used", "This invite was already used to sign up, so there is nothing left to revoke.")
 	case err != nil:
 		return err
 	}
+	web.SetFlash(w, "Invite revoked: its link no longer works.")
 	web.Redirect(w, r, "/admin/invites")
 	return nil
 }
@@ -163,6 +164,11 @@ func (h *Handler) Landing(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch inv.StateAt(h.now()) {
 	case StateClaimed:
+		if h.signedIn != nil && inv.ClaimedBy == h.signedIn(r) {
+			// The person who used it, back at their own link.
+			web.Redirect(w, r, "/meals")
+			return nil
+		}
 		return RefusalError(ErrClaimed)
 	case StateRevoked:
 		return RefusalError(ErrRevoked)

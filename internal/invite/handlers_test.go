@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,10 +41,27 @@ func TestInviteFlow(t *testing.T) {
 	if diary.Doc().Find(`a[href="/admin/users"]`).Length() != 0 {
 		t.Error("an owner sees the admin link")
 	}
-	// Signing in again later needs no invite.
+	// Signing in again later needs no invite, and the invite link now
+	// leads the person who used it to their diary.
 	again := app.Client()
 	again.SignIn("friend@example.com")
+	if resp := again.Get("/invite/" + tok); resp.StatusCode != http.StatusSeeOther || resp.Location() != "/meals" {
+		t.Errorf("own used invite = %d %q, want 303 /meals", resp.StatusCode, resp.Location())
+	}
 
+	// An existing account signing in through someone else's invite leaves it
+	// unused, and says so.
+	spare := admin.CreateInvite(url.Values{"role": {"admin"}})
+	resp = again.SignInVia("/login?invite="+spare, "friend@example.com")
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("existing account via invite = %d", resp.StatusCode)
+	}
+	if flash := again.Get("/meals").Text(".flash"); !strings.Contains(flash, "already have an account") {
+		t.Errorf("flash = %q, want it to say the account exists", flash)
+	}
+	if resp := app.Client().Get("/invite/" + spare); resp.StatusCode != http.StatusOK {
+		t.Errorf("unused invite landing = %d, want 200 (still open)", resp.StatusCode)
+	}
 	// The list shows it claimed, with no link to copy.
 	row := admin.Get("/admin/invites").Doc().Find("#invite-" + tok[:8])
 	if st, _ := row.Attr("data-state"); st != "claimed" {
@@ -87,11 +105,23 @@ func TestInviteLandingStates(t *testing.T) {
 			}
 		})
 	}
-	// Signing up through a dead invite is refused the same way, and
-	// creates no user.
-	resp := app.Client().SignInVia("/login?invite="+expiring, "late@example.com")
+	// Starting a sign-up through a dead invite is refused at once, before
+	// any trip to Google, and creates no user.
+	for tok, heading := range map[string]string{expiring: "Invite expired", revoked: "Invite revoked", claimed: "Invite already used"} {
+		resp := app.Client().Get("/login?invite=" + tok)
+		if resp.StatusCode != http.StatusGone || resp.Text("h1") != heading {
+			t.Errorf("GET /login with a dead invite = %d %q, want 410 %q", resp.StatusCode, resp.Text("h1"), heading)
+		}
+	}
+	// An invite that expires between sign-in start and Google's answer is
+	// refused by the claim itself.
+	late := admin.CreateInvite(url.Values{"role": {"owner"}, "expiry_days": {"1"}})
+	c := app.Client()
+	auth := c.StartSignIn("/login?invite=" + late)
+	app.Clock.Advance(24*time.Hour + time.Second)
+	resp := c.Get(c.Authorize(auth, "late@example.com"))
 	if resp.StatusCode != http.StatusGone || resp.Text("h1") != "Invite expired" {
-		t.Errorf("sign-up with expired invite = %d %q, want 410 Invite expired", resp.StatusCode, resp.Text("h1"))
+		t.Errorf("claim of an invite expired mid-sign-in = %d %q, want 410 Invite expired", resp.StatusCode, resp.Text("h1"))
 	}
 	users, _ := app.Users.List(context.Background())
 	if len(users) != 2 {
@@ -129,6 +159,8 @@ func TestCreateInviteBadInput(t *testing.T) {
 	}{
 		{"bad email", url.Values{"email": {"not-an-email"}, "expiry_days": {"7"}, "role": {"owner"}}, "email"},
 		{"email with name", url.Values{"email": {"Bob <bob@example.com>"}, "expiry_days": {"7"}, "role": {"owner"}}, "email"},
+		{"email without a dotted domain", url.Values{"email": {"a@b"}, "expiry_days": {"7"}, "role": {"owner"}}, "email"},
+		{"email local part over 64", url.Values{"email": {strings.Repeat("a", 65) + "@example.com"}, "expiry_days": {"7"}, "role": {"owner"}}, "email"},
 		{"zero days", url.Values{"expiry_days": {"0"}, "role": {"owner"}}, "expiry_days"},
 		{"too many days", url.Values{"expiry_days": {"91"}, "role": {"owner"}}, "expiry_days"},
 		{"days not a number", url.Values{"expiry_days": {"7.5"}, "role": {"owner"}}, "expiry_days"},

@@ -97,7 +97,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Static:   st,
 		Sessions: sessions,
 		Auth:     authH,
-		Invites:  invite.NewHandler(invites, pages, cfg.BaseURL, now),
+		Invites:  invite.NewHandler(invites, pages, cfg.BaseURL, now, authH.SessionUserID),
 		Meals: meal.NewHandler(meal.Deps{
 			Store:    meals,
 			Users:    users,

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/mail"
 	"strings"
 	"time"
 
@@ -194,4 +195,16 @@ func ValidTimeZone(tz string) bool {
 	}
 	_, err := time.LoadLocation(tz)
 	return err == nil
+}
+
+// ValidEmail reports whether s is a plain, lower-case email address that
+// can exist: "name@example.org", at most 254 characters, a local part of
+// at most 64 and a domain with a dot (RFC 5321 limits).
+func ValidEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || len(s) > 254 || s != strings.ToLower(s) {
+		return false
+	}
+	local, domain, _ := strings.Cut(s, "@")
+	return len(local) <= 64 && strings.Contains(domain, ".") && !strings.HasPrefix(domain, ".") && !strings.HasSuffix(domain, ".")
 }

@@ -29,6 +29,8 @@ type Base struct {
 	Viewer    Viewer
 	Flash     string
 	RequestID string
+	// Path is the request's path, to mark the current navigation link.
+	Path string
 }
 
 func (b *Base) base() *Base { return b }
@@ -113,6 +115,10 @@ func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, name 
 		b.Viewer = p.viewer(r)
 	}
 	b.RequestID = middleware.GetReqID(r.Context())
+	b.Path = r.URL.Path
+	if b.Flash == "" && status < 400 {
+		b.Flash = takeFlash(w, r)
+	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, data); err != nil {
 		return fmt.Errorf("web: render %s: %w", name, err)
