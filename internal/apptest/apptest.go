@@ -153,7 +153,7 @@ func NewClient(t testing.TB, base string) *Client {
 	jar, _ := cookiejar.New(nil)
 	return &Client{
 		HTTP: &http.Client{
-			Jar:           jar,
+			Jar: jar,
 			// Generous: photo uploads under the race detector on a busy
 			// 2-core machine take seconds each.
 			Timeout:       3 * time.Minute,
