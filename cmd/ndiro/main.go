@@ -74,7 +74,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	defer ln.Close()
 	if cfg.BaseURL == "" {
-		cfg.BaseURL = "http://" + ln.Addr().String()
+		// Local mode: the address this machine's browser can open. A
+		// wildcard listener (0.0.0.0, [::]) is opened on loopback.
+		host, port, _ := net.SplitHostPort(ln.Addr().String())
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			host = "127.0.0.1"
+		}
+		cfg.BaseURL = "http://" + net.JoinHostPort(host, port)
 	}
 
 	tables := dynamo.NewTables(cfg.TablePrefix)
