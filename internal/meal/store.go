@@ -184,15 +184,7 @@ func (s *Store) Delete(ctx context.Context, userID string, d Date, id string) (*
 // Month returns userID's meals in month m, oldest first, with ONE Query:
 // begins_with(sk, "2026-09-"), following LastEvaluatedKey across 1 MB pages.
 func (s *Store) Month(ctx context.Context, userID string, m Month) ([]Meal, error) {
-	meals, err := dynamo.QueryAll[Meal](ctx, s.db, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		Limit:                  s.limit(),
-		KeyConditionExpression: aws.String("user_id = :u AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":u": &types.AttributeValueMemberS{Value: userID},
-			":p": &types.AttributeValueMemberS{Value: m.Prefix()},
-		},
-	})
+	meals, err := s.query(ctx, userID, "begins_with(sk, :a)", m.Prefix())
 	if err != nil {
 		return nil, fmt.Errorf("meal: month %s: %w", m, err)
 	}
@@ -207,16 +199,7 @@ func (s *Store) Window(ctx context.Context, userID string, from, to Date) ([]Mea
 	if err != nil {
 		return nil, fmt.Errorf("meal: window: %w", err)
 	}
-	meals, err := dynamo.QueryAll[Meal](ctx, s.db, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		Limit:                  s.limit(),
-		KeyConditionExpression: aws.String("user_id = :u AND sk BETWEEN :lo AND :hi"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":u":  &types.AttributeValueMemberS{Value: userID},
-			":lo": &types.AttributeValueMemberS{Value: lo},
-			":hi": &types.AttributeValueMemberS{Value: hi},
-		},
-	})
+	meals, err := s.query(ctx, userID, "sk BETWEEN :a AND :b", lo, hi)
 	if err != nil {
 		return nil, fmt.Errorf("meal: window %s..%s: %w", from, to, err)
 	}
@@ -226,18 +209,30 @@ func (s *Store) Window(ctx context.Context, userID string, from, to Date) ([]Mea
 // All returns every meal of userID, oldest first (export and account
 // deletion). It pages through the partition with one Query.
 func (s *Store) All(ctx context.Context, userID string) ([]Meal, error) {
-	meals, err := dynamo.QueryAll[Meal](ctx, s.db, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		Limit:                  s.limit(),
-		KeyConditionExpression: aws.String("user_id = :u"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":u": &types.AttributeValueMemberS{Value: userID},
-		},
-	})
+	meals, err := s.query(ctx, userID, "")
 	if err != nil {
 		return nil, fmt.Errorf("meal: all: %w", err)
 	}
 	return meals, nil
+}
+
+// query runs one Query on userID's partition, with skCond ("" for none) on
+// the sort key using the values :a, :b, … in order, to its last page.
+func (s *Store) query(ctx context.Context, userID, skCond string, skValues ...string) ([]Meal, error) {
+	cond := "user_id = :u"
+	if skCond != "" {
+		cond += " AND " + skCond
+	}
+	vals := map[string]types.AttributeValue{":u": &types.AttributeValueMemberS{Value: userID}}
+	for i, v := range skValues {
+		vals[":"+string(rune('a'+i))] = &types.AttributeValueMemberS{Value: v}
+	}
+	return dynamo.QueryAll[Meal](ctx, s.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		Limit:                     s.limit(),
+		KeyConditionExpression:    aws.String(cond),
+		ExpressionAttributeValues: vals,
+	})
 }
 
 func (s *Store) limit() *int32 {
