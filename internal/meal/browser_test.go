@@ -82,7 +82,8 @@ func TestBrowserPhotoCaching(t *testing.T) {
 		chromedp.WaitReady(chromedp.CSS(`#photo`)),
 		chromedp.SetUploadFiles(chromedp.CSS(`#photo`), []string{photoFile}),
 		chromedp.SendKeys(chromedp.CSS(`#notes`), "browser lunch"),
-		chromedp.Submit(chromedp.CSS(`#notes`)),
+		// A click, so the page script uploads it with its progress bar.
+		chromedp.Click(chromedp.CSS(`form.meal-form button[type=submit]`)),
 		// Date and time were left at the device clock, so the app offers
 		// the photo's capture time.
 		chromedp.WaitVisible(chromedp.CSS(`#taken-offer`)),
