@@ -15,6 +15,15 @@
         case "local-time":
           el.value = pad(now.getHours()) + ":" + pad(now.getMinutes());
           break;
+        case "kind":
+          // Re-guess the meal from the device's hour, as the server did
+          // from the owner's zone.
+          var h = now.getHours(), kind = "snack";
+          if (h >= 5 && h < 11) kind = "breakfast";
+          else if (h >= 11 && h < 15) kind = "lunch";
+          else if (h >= 17 && h < 22) kind = "dinner";
+          el.checked = el.value === kind;
+          break;
         case "local-tz":
           try { el.value = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) {}
           break;
@@ -38,6 +47,11 @@
     form.querySelectorAll('input[type=file]').forEach(function (input) {
       input.addEventListener("change", function () {
         if (!note || !input.files || !input.files.length) return;
+        if (input.files[0].size > 25 * 1024 * 1024) {
+          input.value = "";
+          note.textContent = "That photo is larger than 25 MB; choose a smaller one.";
+          return;
+        }
         form.querySelectorAll('input[type=file]').forEach(function (other) {
           if (other !== input) other.value = ""; // one photo per meal
         });
@@ -79,6 +93,12 @@
       xhr.send(new FormData(form));
     });
   }
+
+  // Ask before destructive forms (deleting a meal).
+  document.addEventListener("submit", function (e) {
+    var msg = e.target.getAttribute && e.target.getAttribute("data-confirm");
+    if (msg && !window.confirm(msg)) e.preventDefault();
+  }, true);
 
   // Select the whole invite or share link on focus, ready to copy.
   document.addEventListener("focusin", function (e) {

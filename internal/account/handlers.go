@@ -16,15 +16,17 @@ import (
 
 // Handler serves the account pages.
 type Handler struct {
-	users *user.Store
-	meals *meal.Store
-	pages *web.Pages
-	now   func() time.Time
+	users   *user.Store
+	meals   *meal.Store
+	pages   *web.Pages
+	now     func() time.Time
+	baseURL string
 }
 
-// NewHandler returns the account pages.
-func NewHandler(users *user.Store, meals *meal.Store, pages *web.Pages, now func() time.Time) *Handler {
-	return &Handler{users: users, meals: meals, pages: pages, now: now}
+// NewHandler returns the account pages. baseURL is the public origin, for
+// the photo links in the export.
+func NewHandler(users *user.Store, meals *meal.Store, pages *web.Pages, now func() time.Time, baseURL string) *Handler {
+	return &Handler{users: users, meals: meals, pages: pages, now: now, baseURL: baseURL}
 }
 
 type accountPage struct {
@@ -66,16 +68,30 @@ func (h *Handler) TimeZone(w http.ResponseWriter, r *http.Request) error {
 	if err := h.users.SetTimeZone(r.Context(), u.ID, tz); err != nil {
 		return err
 	}
+	web.SetFlash(w, "Time zone saved.")
 	web.Redirect(w, r, "/account")
 	return nil
 }
 
 // exportFile is the shape of export.json.
 type exportFile struct {
-	ExportedAt time.Time   `json:"exported_at"`
-	Email      string      `json:"email"`
-	TimeZone   string      `json:"time_zone,omitempty"`
-	Meals      []meal.Meal `json:"meals"`
+	ExportedAt time.Time    `json:"exported_at"`
+	Email      string       `json:"email"`
+	TimeZone   string       `json:"time_zone,omitempty"`
+	Meals      []exportMeal `json:"meals"`
+}
+
+// exportMeal is a meal with, if it has a photo, the photo's URL on this
+// site (it opens while signed in) and its pixel size.
+type exportMeal struct {
+	meal.Meal
+	Photo *exportPhoto `json:"photo,omitempty"`
+}
+
+type exportPhoto struct {
+	URL    string `json:"url"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
 }
 
 // Export sends every meal of the owner as JSON, numbers as JSON numbers.
@@ -85,13 +101,17 @@ func (h *Handler) Export(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if meals == nil {
-		meals = []meal.Meal{}
+	out := make([]exportMeal, len(meals))
+	for i, m := range meals {
+		out[i].Meal = m
+		if m.HasPhoto() {
+			out[i].Photo = &exportPhoto{URL: h.baseURL + m.DisplayURL(), Width: m.PhotoW, Height: m.PhotoH}
+		}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(exportFile{ExportedAt: h.now().UTC(), Email: u.Email, TimeZone: u.TimeZone, Meals: meals}); err != nil {
+	if err := enc.Encode(exportFile{ExportedAt: h.now().UTC(), Email: u.Email, TimeZone: u.TimeZone, Meals: out}); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -14,6 +14,10 @@ import (
 // Form is the add/edit meal form as typed, with one message per bad field.
 // Field names are the form's input names.
 type Form struct {
+	// DefaultDate and DefaultTime are the date and time the form was first
+	// shown with (the device's clock when the page script ran), carried
+	// through corrections, to tell whether the owner changed them.
+	DefaultDate, DefaultTime     string
 	Date, Time, Kind, Notes      string
 	Kcal, ProteinG, CarbsG, FatG string
 	Hunger, Fullness             string
@@ -27,7 +31,13 @@ func FormFrom(v url.Values) Form {
 		Kind: v.Get("kind"), Notes: v.Get("notes"),
 		Kcal: v.Get("kcal"), ProteinG: v.Get("protein_g"), CarbsG: v.Get("carbs_g"), FatG: v.Get("fat_g"),
 		Hunger: v.Get("hunger"), Fullness: v.Get("fullness"),
+		DefaultDate: v.Get("default_date"), DefaultTime: v.Get("default_time"),
 	}
+}
+
+// DateTimeDefault reports whether date and time were left as first shown.
+func (f *Form) DateTimeDefault() bool {
+	return f.DefaultDate != "" && f.Date == f.DefaultDate && f.Time == f.DefaultTime
 }
 
 // FormOf returns the form showing m, for editing.
@@ -118,5 +128,6 @@ func (f *Form) Validate(keyFixed bool) (m Meal, ok bool) {
 // time of day in now's location, and the kind that time suggests.
 func Defaults(now time.Time) Form {
 	t := TimeOfDayOf(now)
-	return Form{Date: DateOf(now).String(), Time: t.HHMM(), Kind: string(KindAt(t))}
+	d := DateOf(now).String()
+	return Form{Date: d, Time: t.HHMM(), Kind: string(KindAt(t)), DefaultDate: d, DefaultTime: t.HHMM()}
 }

@@ -57,12 +57,13 @@ type listPage struct {
 	Heading    string
 	Days       []Day
 	Count      int
-	Prev, Next string // links to the neighbouring month or window
+	Prev, Next string // links to the neighbouring month or window; "" at the ends
 	PrevLabel  string
 	NextLabel  string
-	Month      string // "2026-09" on month pages, for the add link
 	From, To   string // the window, on window pages
 	IsWindow   bool
+	// WindowError explains why the requested window was refused.
+	WindowError string
 }
 
 // List is GET /meals: with ?from=&to= the day window (inclusive, at most 93
@@ -78,60 +79,76 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) error {
 	if s := q.Get("month"); s != "" {
 		var err error
 		if m, err = ParseMonth(s); err != nil {
-			return web.BadRequest("Month must look like 2026-09.")
+			return web.BadRequest(fmt.Sprintf("Month must look like 2026-09, between %d and %d.", MinYear, MaxYear))
 		}
 	}
 	meals, err := h.store.Month(r.Context(), u.ID, m)
 	if err != nil {
 		return err
 	}
-	return h.pages.Render(w, r, http.StatusOK, "meal/list", &listPage{
-		Base:      web.Base{Title: m.Time().Format("January 2006")},
-		Heading:   m.Time().Format("January 2006"),
-		Days:      GroupByDay(meals),
-		Count:     len(meals),
-		Prev:      "/meals?month=" + m.Prev().String(),
-		PrevLabel: m.Prev().Time().Format("Jan 2006"),
-		Next:      "/meals?month=" + m.Next().String(),
-		NextLabel: m.Next().Time().Format("Jan 2006"),
-		Month:     m.String(),
-	})
+	p := &listPage{
+		Base:    web.Base{Title: m.Time().Format("January 2006")},
+		Heading: m.Time().Format("January 2006"),
+		Days:    GroupByDay(meals),
+		Count:   len(meals),
+	}
+	if prev := m.Prev(); prev.InRange() {
+		p.Prev, p.PrevLabel = "/meals?month="+prev.String(), prev.Time().Format("Jan 2006")
+	}
+	if next := m.Next(); next.InRange() {
+		p.Next, p.NextLabel = "/meals?month="+next.String(), next.Time().Format("Jan 2006")
+	}
+	return h.pages.Render(w, r, http.StatusOK, "meal/list", p)
 }
 
+// window renders a day window, or, for a window it refuses, the same page
+// with a 400, the message and the range form as typed.
 func (h *Handler) window(w http.ResponseWriter, r *http.Request, u *user.User, fromS, toS string) error {
+	refuse := func(msg string) error {
+		return h.pages.Render(w, r, http.StatusBadRequest, "meal/list", &listPage{
+			Base: web.Base{Title: "Pick a range of days"}, Heading: "Pick a range of days",
+			From: fromS, To: toS, IsWindow: true, WindowError: msg,
+		})
+	}
 	from, err := ParseDate(fromS)
 	if err != nil {
-		return web.BadRequest("The window's start (from) must be a real day written like 2026-08-28.")
+		return refuse("The window's start (from) must be a real day written like 2026-08-28.")
 	}
 	to, err := ParseDate(toS)
 	if err != nil {
-		return web.BadRequest("The window's end (to) must be a real day written like 2026-09-03.")
+		return refuse("The window's end (to) must be a real day written like 2026-09-03.")
 	}
 	meals, err := h.store.Window(r.Context(), u.ID, from, to)
 	switch {
 	case errors.Is(err, ErrBadRange):
-		return web.BadRequest("The window must start on or before the day it ends (from ≤ to).")
+		return refuse("The window must start on or before the day it ends (from ≤ to).")
 	case errors.Is(err, ErrLongRange):
-		return web.BadRequest(fmt.Sprintf("A window may span at most %d days; this one spans %d. Pick a shorter range or browse by month.", MaxWindowDays, from.DaysUntil(to)+1))
+		return refuse(fmt.Sprintf("A window may span at most %d days; this one spans %d. Pick a shorter range or browse by month.", MaxWindowDays, from.DaysUntil(to)+1))
 	case err != nil:
 		return err
 	}
 	n := from.DaysUntil(to) + 1
 	link := func(a, b Date) string { return "/meals?from=" + a.String() + "&to=" + b.String() }
 	heading := from.Time().Format("2 Jan 2006") + " – " + to.Time().Format("2 Jan 2006")
-	return h.pages.Render(w, r, http.StatusOK, "meal/list", &listPage{
-		Base:      web.Base{Title: heading},
-		Heading:   heading,
-		Days:      GroupByDay(meals),
-		Count:     len(meals),
-		Prev:      link(from.AddDays(-n), to.AddDays(-n)),
-		PrevLabel: fmt.Sprintf("Previous %d days", n),
-		Next:      link(from.AddDays(n), to.AddDays(n)),
-		NextLabel: fmt.Sprintf("Next %d days", n),
-		From:      from.String(),
-		To:        to.String(),
-		IsWindow:  true,
-	})
+	if n == 1 {
+		heading = from.Time().Format("Monday 2 January 2006")
+	}
+	p := &listPage{
+		Base:     web.Base{Title: heading},
+		Heading:  heading,
+		Days:     GroupByDay(meals),
+		Count:    len(meals),
+		From:     from.String(),
+		To:       to.String(),
+		IsWindow: true,
+	}
+	if a := from.AddDays(-n); a.Time().Year() >= MinYear {
+		p.Prev, p.PrevLabel = link(a, to.AddDays(-n)), fmt.Sprintf("%d days", n)
+	}
+	if b := to.AddDays(n); b.Time().Year() <= MaxYear {
+		p.Next, p.NextLabel = link(from.AddDays(n), b), fmt.Sprintf("%d days", n)
+	}
+	return h.pages.Render(w, r, http.StatusOK, "meal/list", p)
 }
 
 type formPage struct {
@@ -151,9 +168,15 @@ type formPage struct {
 	Meal *Meal
 	// Taken, if set, is the photo's capture time to offer moving the meal to.
 	Taken *time.Time
-	// Fresh marks an untouched new form, whose date and time the page
-	// script may replace with the device's clock (never the owner's input).
-	Fresh bool
+	// Fresh marks an untouched new form, whose time (and date, unless
+	// FixedDate) the page script may replace with the device's clock, never
+	// the owner's input.
+	Fresh     bool
+	FixedDate bool
+	// PhotoLost says a valid photo came with a form that had to be
+	// corrected: browsers cannot keep a chosen file, so it must be chosen
+	// again.
+	PhotoLost bool
 }
 
 func (h *Handler) renderForm(w http.ResponseWriter, r *http.Request, status int, p *formPage) error {
@@ -172,21 +195,26 @@ func (h *Handler) renderForm(w http.ResponseWriter, r *http.Request, status int,
 func (h *Handler) New(w http.ResponseWriter, r *http.Request) error {
 	u := user.FromContext(r.Context())
 	f := Defaults(h.now().In(u.Location()))
+	fixed := false
 	if d, err := ParseDate(r.URL.Query().Get("date")); err == nil {
-		f.Date = d.String()
+		f.Date, f.DefaultDate, fixed = d.String(), d.String(), true
 	}
-	return h.renderForm(w, r, http.StatusOK, &formPage{Form: f, Action: "/meals", TZ: u.Location().String(), AskTZ: u.TimeZone == "", Fresh: true})
+	return h.renderForm(w, r, http.StatusOK, &formPage{Form: f, Action: "/meals", TZ: u.Location().String(), AskTZ: u.TimeZone == "", Fresh: true, FixedDate: fixed})
 }
 
 // parseForm reads a (multipart or urlencoded) meal form with the body
 // capped at MaxFormBytes, and always removes multipart temp files.
 func parseForm(w http.ResponseWriter, r *http.Request) (cleanup func(), err error) {
-	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 	cleanup = func() {
 		if r.MultipartForm != nil {
 			r.MultipartForm.RemoveAll()
 		}
 	}
+	tooLarge := &web.Error{Status: http.StatusRequestEntityTooLarge, Title: "Too large", Msg: fmt.Sprintf("The form was larger than %d MB. Choose a smaller photo.", MaxFormBytes>>20)}
+	if r.ContentLength > MaxFormBytes {
+		return cleanup, tooLarge
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 	err = r.ParseMultipartForm(8 << 20)
 	if errors.Is(err, http.ErrNotMultipart) {
 		err = r.ParseForm()
@@ -194,7 +222,7 @@ func parseForm(w http.ResponseWriter, r *http.Request) (cleanup func(), err erro
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return cleanup, &web.Error{Status: http.StatusRequestEntityTooLarge, Title: "Too large", Msg: fmt.Sprintf("The form was larger than %d MB. Choose a smaller photo.", MaxFormBytes>>20)}
+		return cleanup, tooLarge
 	case err != nil:
 		return cleanup, &web.Error{Status: http.StatusBadRequest, Msg: "The form could not be read. Please try again.", Err: err}
 	}
@@ -220,7 +248,7 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !ok || f.Errors["photo"] != "" {
-		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", TZ: u.Location().String(), AskTZ: u.TimeZone == ""})
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", TZ: u.Location().String(), AskTZ: u.TimeZone == "", PhotoLost: proc != nil})
 	}
 	now := h.now().UTC()
 	m.UserID, m.CreatedAt, m.UpdatedAt = u.ID, now, now
@@ -239,20 +267,35 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.adoptTimeZone(r, u)
-	if proc != nil && !proc.Taken.IsZero() && r.Form.Get("date") == r.Form.Get("default_date") && r.Form.Get("time") == r.Form.Get("default_time") && !sameMinute(proc.Taken, m.Date, m.Time) {
-		// Date and time were left at their defaults but the photo says when
-		// it was taken: offer to move the meal there (camera-roll backfill).
+	if proc != nil && f.DateTimeDefault() && farFrom(proc.Taken, m.Date, m.Time) {
+		// Date and time were left at their defaults, but the photo was
+		// taken at another time: offer to move the meal there (camera-roll
+		// backfill).
 		web.Redirect(w, r, "/meals/"+m.Date+"/"+m.ID+"/edit?offer=taken")
 		return nil
 	}
+	web.SetFlash(w, "Meal saved.")
 	web.Redirect(w, r, "/meals?month="+m.Date[:7]+"#meal-"+m.ID)
 	return nil
 }
 
-// sameMinute reports whether the camera time taken is the meal's date and
-// time to the minute.
-func sameMinute(taken time.Time, date, tod string) bool {
-	return taken.Format("2006-01-02 15:04") == date+" "+tod[:5]
+// OfferAfter is how far a photo's capture time must be from the meal's date
+// and time before moving the meal there is offered: a photo taken just now
+// is the meal being logged.
+const OfferAfter = time.Hour
+
+// farFrom reports whether the camera time taken (zero if unknown) is more
+// than OfferAfter from the meal's date and time, both wall clocks.
+func farFrom(taken time.Time, date, tod string) bool {
+	if taken.IsZero() {
+		return false
+	}
+	at, err := time.Parse("2006-01-02 15:04:05", date+" "+tod)
+	if err != nil {
+		return false
+	}
+	d := taken.Sub(at)
+	return d > OfferAfter || d < -OfferAfter
 }
 
 // processUpload runs the chosen photo, if any, through the pipeline. A
@@ -387,7 +430,7 @@ func (h *Handler) Edit(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) editPage(m *Meal, f Form, offer string) *formPage {
 	p := &formPage{Form: f, Edit: true, Action: editAction(m), MealID: m.ID, Version: m.Version, Meal: m}
 	if offer == "taken" && m.PhotoTaken != "" {
-		if t, err := time.Parse("2006-01-02T15:04:05", m.PhotoTaken); err == nil && !sameMinute(t, m.Date, m.Time) {
+		if t, err := time.Parse("2006-01-02T15:04:05", m.PhotoTaken); err == nil && farFrom(t, m.Date, m.Time) {
 			p.Taken = &t
 		}
 	}
@@ -447,6 +490,7 @@ func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
 	if cur.HasPhoto() {
 		h.deletePhoto(ctx, cur.UserID, cur.PhotoKeys())
 	}
+	web.SetFlash(w, "Meal moved to "+moved.Date+" "+moved.Time[:5]+".")
 	web.Redirect(w, r, "/meals?month="+moved.Date[:7]+"#meal-"+moved.ID)
 	return nil
 }
@@ -502,9 +546,11 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	}
 	f.Date, f.Time = cur.Date, cur.HHMM()
 	if !ok || f.Errors["photo"] != "" {
-		return h.renderForm(w, r, http.StatusUnprocessableEntity, h.editPage(cur, f, ""))
+		p := h.editPage(cur, f, "")
+		p.PhotoLost = proc != nil
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, p)
 	}
-	if v := r.Form.Get("version"); v != "" && v != strconv.FormatInt(cur.Version, 10) {
+	if r.Form.Get("version") != strconv.FormatInt(cur.Version, 10) {
 		return errChanged
 	}
 	remove := r.Form.Get("remove_photo") == "1" && proc == nil
@@ -529,13 +575,18 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	err = h.store.Update(ctx, cur)
 	if errors.Is(err, ErrConflict) && proc != nil {
 		// Changed in the moment between reading and writing, after the new
-		// photo was put: write the same edit onto the latest version, so the
-		// row and the objects agree.
-		var latest *Meal
-		if latest, _, _, err = h.mealFromURL(r); err == nil {
-			apply(latest)
+		// photo's bytes replaced the old: record the new photo on the latest
+		// version, so the row and the objects agree, and report the other
+		// fields as not saved.
+		latest, _, _, lerr := h.mealFromURL(r)
+		if lerr != nil {
+			err = lerr
+		} else {
 			setPhoto(latest, proc, cur.PhotoV)
-			err = h.store.Update(ctx, latest)
+			latest.UpdatedAt = h.now().UTC()
+			if err = h.store.Update(ctx, latest); err == nil {
+				return &web.Error{Status: http.StatusConflict, Title: "Meal changed meanwhile", Msg: "This meal was changed in another window after you opened it. Your new photo was saved; your other changes were not. Open the meal again to see it."}
+			}
 		}
 	}
 	switch {
@@ -552,6 +603,7 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	if remove && hadPhoto {
 		h.deletePhoto(ctx, cur.UserID, oldKeys)
 	}
+	web.SetFlash(w, "Changes saved.")
 	web.Redirect(w, r, "/meals?month="+cur.Date[:7]+"#meal-"+cur.ID)
 	return nil
 }
@@ -575,6 +627,7 @@ func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) error {
 	if old.HasPhoto() {
 		h.deletePhoto(r.Context(), old.UserID, old.PhotoKeys())
 	}
+	web.SetFlash(w, "Meal deleted.")
 	web.Redirect(w, r, "/meals?month="+d.Month().String())
 	return nil
 }

@@ -227,14 +227,17 @@ func TestEditMeal(t *testing.T) {
 		t.Errorf("created_at changed from %v to %v", m.CreatedAt, ms[0].CreatedAt)
 	}
 
-	// The form opened before that edit is now stale.
-	resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("notes", "old tab", "version", version))
-	if resp.StatusCode != http.StatusConflict {
-		t.Errorf("stale edit = %d, want 409", resp.StatusCode)
+	// The form opened before that edit is now stale; a crafted form
+	// without a version is refused the same way.
+	for _, v := range []string{version, ""} {
+		resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("notes", "old tab", "version", v))
+		if resp.StatusCode != http.StatusConflict {
+			t.Errorf("edit with version %q = %d, want 409", v, resp.StatusCode)
+		}
 	}
 
 	// Bad input on edit: 422, nothing written.
-	resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("kcal", "-1"))
+	resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("kcal", "-1", "version", "2"))
 	if resp.StatusCode != http.StatusUnprocessableEntity {
 		t.Errorf("bad edit = %d, want 422", resp.StatusCode)
 	}
@@ -246,7 +249,7 @@ func TestEditMeal(t *testing.T) {
 	if resp := c.PostForm("/meals/2026-09-01/"+m.ID+"/delete", nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("delete = %d", resp.StatusCode)
 	}
-	resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("notes", "too late"))
+	resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("notes", "too late", "version", "2"))
 	if resp.StatusCode != http.StatusNotFound || resp.Text("h1") != "Meal not found" {
 		t.Errorf("edit after delete = %d %q, want 404 Meal not found", resp.StatusCode, resp.Text("h1"))
 	}
@@ -386,8 +389,13 @@ func TestWindowView(t *testing.T) {
 		t.Errorf("next window = %q", href)
 	}
 
+	refused := c.Get("/meals?from=2026-09-03&to=2026-08-28")
+	if v, _ := refused.Doc().Find(`input[name=from]`).Attr("value"); refused.StatusCode != http.StatusBadRequest || v != "2026-09-03" {
+		t.Errorf("refused window = %d with from=%q, want 400 with the form kept", refused.StatusCode, v)
+	}
 	for _, tc := range []struct{ query, want string }{
 		{"from=2026-09-03&to=2026-08-28", "on or before"},
+		{"from=1970-01-01&to=2999-12-31", "spans 376200"},
 		{"from=2026-01-01&to=2026-04-04", "at most 93 days"},
 		{"from=2026-02-30&to=2026-03-01", "start (from)"},
 		{"from=2026-02-01&to=2026-13-01", "end (to)"},
@@ -395,8 +403,12 @@ func TestWindowView(t *testing.T) {
 		{"month=2026-9", "Month must look like 2026-09"},
 	} {
 		resp := c.Get("/meals?" + tc.query)
-		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(resp.Text("main p"), tc.want) {
-			t.Errorf("GET /meals?%s = %d %q, want 400 saying %q", tc.query, resp.StatusCode, resp.Text("main p"), tc.want)
+		msg := resp.Text("#window-err")
+		if msg == "" {
+			msg = resp.Text("main p")
+		}
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(msg, tc.want) {
+			t.Errorf("GET /meals?%s = %d %q, want 400 saying %q", tc.query, resp.StatusCode, msg, tc.want)
 		}
 	}
 	if resp := c.Get("/meals?from=2026-01-01&to=2026-04-03"); resp.StatusCode != http.StatusOK {
@@ -507,6 +519,9 @@ func TestExportJSON(t *testing.T) {
 	}
 	if _, ok := out.Meals[1]["kcal"]; ok {
 		t.Error("blank kcal exported")
+	}
+	if _, ok := first["photo"]; ok {
+		t.Error("a meal without a photo exported a photo")
 	}
 }
 

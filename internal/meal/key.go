@@ -29,14 +29,15 @@ var (
 // MaxWindowDays is the longest day window, inclusive: about three months.
 const MaxWindowDays = 93
 
-// Years outside this range are refused: nobody logs a meal in year 0001,
-// and four digits keep the keys fixed-width.
-const minYear, maxYear = 1900, 9999
+// MinYear and MaxYear bound the dates ndiro accepts: no meal photo predates
+// 1970, and keeping years far from 9999 keeps every month's neighbours
+// valid, four-digit keys.
+const MinYear, MaxYear = 1970, 2999
 
 // Date is a calendar date with no time zone, written "2026-09-01".
 type Date struct{ t time.Time } // midnight UTC
 
-// ParseDate parses "YYYY-MM-DD" strictly: four-digit year from 1900, a real
+// ParseDate parses "YYYY-MM-DD" strictly: a year from MinYear to MaxYear, a real
 // day of a real month (2026-02-30 and 2026-13-01 are errors). It returns
 // ErrBadDate otherwise.
 func ParseDate(s string) (Date, error) {
@@ -44,7 +45,7 @@ func ParseDate(s string) (Date, error) {
 		return Date{}, ErrBadDate
 	}
 	t, err := time.Parse(time.DateOnly, s)
-	if err != nil || t.Year() < minYear {
+	if err != nil || t.Year() < MinYear || t.Year() > MaxYear {
 		return Date{}, ErrBadDate
 	}
 	return Date{t}, nil
@@ -70,7 +71,7 @@ func (d Date) Before(e Date) bool { return d.t.Before(e.t) }
 
 // DaysUntil returns the number of days from d to e (negative if e is
 // earlier).
-func (d Date) DaysUntil(e Date) int { return int(e.t.Sub(d.t).Hours() / 24) }
+func (d Date) DaysUntil(e Date) int { return int((e.t.Unix() - d.t.Unix()) / 86400) }
 
 // Time returns midnight UTC of d, for formatting.
 func (d Date) Time() time.Time { return d.t }
@@ -89,7 +90,7 @@ func ParseMonth(s string) (Month, error) {
 		return Month{}, ErrBadMonth
 	}
 	t, err := time.Parse("2006-01", s)
-	if err != nil || t.Year() < minYear {
+	if err != nil || t.Year() < MinYear || t.Year() > MaxYear {
 		return Month{}, ErrBadMonth
 	}
 	return Month{t}, nil
@@ -103,6 +104,9 @@ func (m Month) First() Date { return Date{m.t} }
 
 // Last returns the month's last day (28 to 31 days after First, less one).
 func (m Month) Last() Date { return Date{m.t.AddDate(0, 1, -1)} }
+
+// InRange reports whether m lies within MinYear..MaxYear.
+func (m Month) InRange() bool { return m.t.Year() >= MinYear && m.t.Year() <= MaxYear }
 
 // Prev and Next return the neighbouring months.
 func (m Month) Prev() Month { return Month{m.t.AddDate(0, -1, 0)} }

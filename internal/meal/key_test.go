@@ -23,6 +23,11 @@ func TestParseDate(t *testing.T) {
 		{"../x", false},
 		{"2026-09-01#", false},
 		{"0001-01-01", false},
+		{"1969-12-31", false},
+		{"1970-01-01", true},
+		{"2999-12-31", true},
+		{"3000-01-01", false},
+		{"9999-12-31", false},
 		{"+026-09-01", false},
 		{"", false},
 	} {

@@ -84,6 +84,13 @@ type Meal struct {
 	Version int64 `dynamodbav:"version" json:"-"`
 }
 
+// DateTime returns the meal's date and time of day as a wall-clock time
+// (in UTC, which stands for no zone), for formatting.
+func (m *Meal) DateTime() time.Time {
+	t, _ := time.Parse("2006-01-02 15:04:05", m.Date+" "+m.Time)
+	return t
+}
+
 // HasPhoto reports whether the meal has a photo.
 func (m *Meal) HasPhoto() bool { return m.PhotoV != 0 }
 

@@ -44,8 +44,11 @@ func ParseNumber(s string, max decimal.Decimal) (*Number, error) {
 	if strings.HasPrefix(s, "-") && len(s) > 1 && plainDecimal(s[1:]) {
 		return nil, ErrNegative
 	}
-	if len(s) > 16 || !plainDecimal(s) {
+	if !plainDecimal(s) {
 		return nil, ErrNotNumber
+	}
+	if len(s) > 16 {
+		return nil, ErrNumberLarge // digits only, but far too many
 	}
 	d, err := decimal.NewFromString(strings.Replace(s, ",", ".", 1))
 	if err != nil {

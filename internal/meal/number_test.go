@@ -47,7 +47,7 @@ func TestParseNumber(t *testing.T) {
 		{".", meal.MaxKcal, "", meal.ErrNotNumber},
 		{"-", meal.MaxKcal, "", meal.ErrNotNumber},
 		{"12,5,0", meal.MaxKcal, "", meal.ErrNotNumber},
-		{"99999999999999999999", meal.MaxKcal, "", meal.ErrNotNumber},
+		{"99999999999999999999", meal.MaxKcal, "", meal.ErrNumberLarge},
 		{"20000.1", meal.MaxKcal, "", meal.ErrNumberLarge},
 		{"5001", meal.MaxGrams, "", meal.ErrNumberLarge},
 	} {

@@ -3,6 +3,7 @@ package meal_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"image/jpeg"
 	"io"
 	"net/http"
@@ -241,9 +242,11 @@ func TestPhotoVersionFollowsBytes(t *testing.T) {
 	oldURL := m.ThumbURL()
 	oldBytes := c.Get(oldURL).Body // now hot in the cache
 	editURL := "/meals/2026-09-01/" + m.ID
+	// version is the current version, as the edit form would carry it.
+	version := func() string { return strconv.FormatInt(allMeals(t, app, admin)[0].Version, 10) }
 
 	// A notes-only edit keeps photo_v and so every URL.
-	if resp := c.PostMultipart(editURL, mealForm("notes", "second")); resp.StatusCode != http.StatusSeeOther {
+	if resp := c.PostMultipart(editURL, mealForm("notes", "second", "version", version())); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("notes edit = %d; %s", resp.StatusCode, resp.Body)
 	}
 	m2 := allMeals(t, app, admin)[0]
@@ -252,7 +255,7 @@ func TestPhotoVersionFollowsBytes(t *testing.T) {
 	}
 
 	// Replacing the photo changes it.
-	if resp := upload(c, editURL, "progressive.jpg", apptest.Photo(t, "progressive.jpg"), "notes", "third"); resp.StatusCode != http.StatusSeeOther {
+	if resp := upload(c, editURL, "progressive.jpg", apptest.Photo(t, "progressive.jpg"), "notes", "third", "version", version()); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("photo replace = %d; %s", resp.StatusCode, resp.Body)
 	}
 	m3 := allMeals(t, app, admin)[0]
@@ -271,7 +274,7 @@ func TestPhotoVersionFollowsBytes(t *testing.T) {
 	}
 
 	// Remove the photo: the objects go, the page shows none.
-	if resp := c.PostMultipart(editURL, mealForm("notes", "no photo", "remove_photo", "1")); resp.StatusCode != http.StatusSeeOther {
+	if resp := c.PostMultipart(editURL, mealForm("notes", "no photo", "remove_photo", "1", "version", version())); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("remove photo = %d", resp.StatusCode)
 	}
 	if m4 := allMeals(t, app, admin)[0]; m4.HasPhoto() || len(objects(t, app)) != 0 {
@@ -282,7 +285,7 @@ func TestPhotoVersionFollowsBytes(t *testing.T) {
 	}
 
 	// Deleting a meal deletes its photo.
-	upload(c, editURL, "small.jpg", apptest.Photo(t, "small.jpg"))
+	upload(c, editURL, "small.jpg", apptest.Photo(t, "small.jpg"), "version", version())
 	if len(objects(t, app)) != 2 {
 		t.Fatalf("objects after re-adding = %v", objects(t, app))
 	}
@@ -337,3 +340,106 @@ func TestCaptureTimeOffer(t *testing.T) {
 }
 
 func strconvItoa(n int) string { return strconv.Itoa(n) }
+
+func TestNoOfferForARecentPhoto(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	// phone-portrait.jpg was taken 2024-06-14 12:31:07; the form's defaults
+	// are half an hour earlier: that is the meal being logged, no offer.
+	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait.jpg"),
+		"date", "2024-06-14", "time", "12:00", "default_date", "2024-06-14", "default_time", "12:00")
+	if resp.StatusCode != http.StatusSeeOther || strings.Contains(resp.Location(), "offer") {
+		t.Fatalf("upload = %d → %q, want 303 to the month without an offer", resp.StatusCode, resp.Location())
+	}
+	if flash := c.Get(resp.Location()).Text(".flash"); flash != "Meal saved." {
+		t.Errorf("flash = %q, want Meal saved.", flash)
+	}
+	if ms := allMeals(t, app, admin); len(ms) != 1 || ms[0].PhotoTaken != "2024-06-14T12:31:07" {
+		t.Errorf("meals = %+v, want one with photo_taken 2024-06-14T12:31:07", ms)
+	}
+}
+
+func TestValidPhotoWithBadFieldAsksAgain(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	resp := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "kcal", "-5",
+		"date", "2026-08-01", "time", "13:00", "default_date", "2026-09-01", "default_time", "12:30")
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("status = %d, want 422", resp.StatusCode)
+	}
+	doc := resp.Doc()
+	if doc.Find("#photo-lost").Length() != 1 {
+		t.Error("no notice that the photo must be chosen again")
+	}
+	// The original defaults travel on, so the owner's own date still counts
+	// as chosen after the correction.
+	if v, _ := doc.Find(`input[name=default_date]`).Attr("value"); v != "2026-09-01" {
+		t.Errorf("default_date = %q, want 2026-09-01 kept", v)
+	}
+	if len(objects(t, app)) != 0 || len(allMeals(t, app, admin)) != 0 {
+		t.Error("something was stored for a refused form")
+	}
+}
+
+func TestMoveMeal(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "notes", "moving")
+	m := allMeals(t, app, admin)[0]
+	move := "/meals/2026-09-01/" + m.ID + "/move"
+	v := strconv.FormatInt(m.Version, 10)
+	for _, tc := range []struct {
+		form   url.Values
+		status int
+	}{
+		{url.Values{"date": {"2026-02-30"}, "time": {"10:00"}, "version": {v}}, http.StatusBadRequest},
+		{url.Values{"date": {"2026-09-02"}, "time": {"25:00"}, "version": {v}}, http.StatusBadRequest},
+		{url.Values{"date": {"2026-09-02"}, "time": {"10:00"}, "version": {"99"}}, http.StatusConflict},
+	} {
+		if resp := c.PostForm(move, tc.form); resp.StatusCode != tc.status {
+			t.Errorf("move %v = %d, want %d", tc.form, resp.StatusCode, tc.status)
+		}
+	}
+	if ms := allMeals(t, app, admin); len(ms) != 1 || ms[0].SK != m.SK {
+		t.Fatalf("refused moves changed the meals: %+v", ms)
+	}
+	resp := c.PostForm(move, url.Values{"date": {"2026-10-05"}, "time": {"09:15"}, "version": {v}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("move = %d", resp.StatusCode)
+	}
+	ms := allMeals(t, app, admin)
+	if len(ms) != 1 || ms[0].Date != "2026-10-05" || ms[0].Time != "09:15:00" || ms[0].Notes != "moving" || !strings.HasPrefix(ms[0].ID, "091500-") {
+		t.Fatalf("after move: %+v", ms)
+	}
+	if keys := objects(t, app); len(keys) != 2 || !strings.Contains(keys[0], "/2026-10-05/"+ms[0].ID) {
+		t.Errorf("objects after move = %v", keys)
+	}
+	if got := c.Get(ms[0].ThumbURL()); got.StatusCode != http.StatusOK {
+		t.Errorf("moved photo = %d", got.StatusCode)
+	}
+}
+
+func TestHeadAndExportPhoto(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"))
+	m := allMeals(t, app, admin)[0]
+	req, _ := http.NewRequest(http.MethodHead, app.URL+m.ThumbURL(), nil)
+	if resp := c.Do(req); resp.StatusCode != http.StatusOK || resp.Body != "" || resp.Header.Get("ETag") == "" {
+		t.Errorf("HEAD photo = %d, %d bytes, ETag %q; want 200, no body, an ETag", resp.StatusCode, len(resp.Body), resp.Header.Get("ETag"))
+	}
+	var out struct {
+		Meals []struct {
+			Photo *struct {
+				URL           string
+				Width, Height int
+			} `json:"photo"`
+		} `json:"meals"`
+	}
+	if err := json.Unmarshal([]byte(c.Get("/account/export.json").Body), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Meals) != 1 || out.Meals[0].Photo == nil || out.Meals[0].Photo.URL != app.URL+m.DisplayURL() || out.Meals[0].Photo.Width != 640 {
+		t.Errorf("exported photo = %+v, want the display URL and 640 px width", out.Meals[0].Photo)
+	}
+}

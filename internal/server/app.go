@@ -108,7 +108,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Now:      now,
 			Log:      log,
 		}),
-		Account: account.NewHandler(users, meals, pages, now),
+		Account: account.NewHandler(users, meals, pages, now, cfg.BaseURL),
 		Admin:   admin.NewHandler(users, pages),
 		HSTS:    cfg.Mode == config.ModeAWS,
 	})

@@ -44,6 +44,7 @@ type Deps struct {
 func New(d Deps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
+	r.Use(middleware.GetHead) // HEAD is answered by the GET route, without a body
 	r.Use(web.AccessLog(d.Log))
 	r.Use(d.Pages.Recover)
 	r.Use(web.SecurityHeaders(d.HSTS))
