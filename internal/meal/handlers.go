@@ -3,14 +3,11 @@
 package meal
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -279,112 +276,6 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// OfferAfter is how far a photo's capture time must be from the meal's date
-// and time before moving the meal there is offered: a photo taken just now
-// is the meal being logged.
-const OfferAfter = time.Hour
-
-// farFrom reports whether the camera time taken (zero if unknown) is more
-// than OfferAfter from the meal's date and time, both wall clocks.
-func farFrom(taken time.Time, date, tod string) bool {
-	if taken.IsZero() {
-		return false
-	}
-	at, err := time.Parse("2006-01-02 15:04:05", date+" "+tod)
-	if err != nil {
-		return false
-	}
-	d := taken.Sub(at)
-	return d > OfferAfter || d < -OfferAfter
-}
-
-// processUpload runs the chosen photo, if any, through the pipeline. A
-// refused file becomes the form's "photo" message; only failures of ours are
-// returned as errors. It returns nil, nil when no photo was chosen.
-func (h *Handler) processUpload(r *http.Request, f *Form) (*photo.Processed, error) {
-	if r.MultipartForm == nil {
-		return nil, nil
-	}
-	for _, fh := range r.MultipartForm.File["photo"] {
-		if fh.Filename == "" {
-			continue // an input left empty
-		}
-		file, err := fh.Open()
-		if err != nil {
-			return nil, err
-		}
-		data, err := io.ReadAll(file)
-		file.Close()
-		if err != nil {
-			return nil, err
-		}
-		proc, err := h.pipeline.Process(r.Context(), data)
-		if err != nil {
-			msg, ok := photoMessage(err)
-			if !ok {
-				return nil, err
-			}
-			if f.Errors == nil {
-				f.Errors = map[string]string{}
-			}
-			f.Errors["photo"] = msg
-			return nil, nil
-		}
-		return proc, nil
-	}
-	return nil, nil
-}
-
-// photoMessage words a pipeline refusal for the form.
-func photoMessage(err error) (string, bool) {
-	for _, e := range []error{photo.ErrEmpty, photo.ErrUnsupported, photo.ErrHEIC, photo.ErrTooLarge, photo.ErrDamaged} {
-		if errors.Is(err, e) {
-			msg := e.Error()
-			return strings.ToUpper(msg[:1]) + msg[1:] + ".", true
-		}
-	}
-	return "", false
-}
-
-// setPhoto records a processed upload of version v on m.
-func setPhoto(m *Meal, p *photo.Processed, v photo.Version) {
-	m.PhotoV, m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH = v, p.Width, p.Height, p.ThumbWidth, p.ThumbHeight
-	m.PhotoTaken = ""
-	if !p.Taken.IsZero() {
-		m.PhotoTaken = p.Taken.Format("2006-01-02T15:04:05")
-	}
-}
-
-// putPhoto stores both copies of p under m's keys, carrying m.PhotoV, and
-// drops any cached bytes of those keys. If the second put fails the first
-// is removed again.
-func (h *Handler) putPhoto(ctx context.Context, m *Meal, p *photo.Processed) error {
-	keys := m.PhotoKeys()
-	if err := h.photos.Put(ctx, keys[0], p.Display, m.PhotoV); err != nil {
-		return err
-	}
-	if err := h.photos.Put(ctx, keys[1], p.Thumb, m.PhotoV); err != nil {
-		h.deletePhoto(ctx, m.UserID, keys[:1])
-		return err
-	}
-	for _, k := range keys {
-		h.server.Cache().Forget(k)
-	}
-	return nil
-}
-
-// deletePhoto removes photo objects and their cache entries. A failure is
-// logged, not returned: the meal change it follows has happened, and the
-// admin monitor counts objects left without a meal.
-func (h *Handler) deletePhoto(ctx context.Context, ownerID string, keys []string) {
-	if err := h.photos.Delete(context.WithoutCancel(ctx), ownerID, keys...); err != nil {
-		h.log.Error("photo delete failed", "user_id", ownerID, "err", err)
-	}
-	for _, k := range keys {
-		h.server.Cache().Forget(k)
-	}
-}
-
 // adoptTimeZone saves the device's time zone (sent by the page script) as
 // the account's, if the account has none yet: "default from the browser".
 func (h *Handler) adoptTimeZone(r *http.Request, u *user.User) {
@@ -400,25 +291,33 @@ func (h *Handler) adoptTimeZone(r *http.Request, u *user.User) {
 // mealFromURL loads the signed-in owner's meal named by the {date} and
 // {meal_id} URL parameters. Malformed parameters, missing meals and other
 // people's meals are all the same 404.
-func (h *Handler) mealFromURL(r *http.Request) (*Meal, Date, string, error) {
-	d, err1 := ParseDate(chi.URLParam(r, "date"))
-	id := chi.URLParam(r, "meal_id")
-	_, err2 := ParseID(id)
-	if err1 != nil || err2 != nil {
-		return nil, Date{}, "", errNoMeal
+func (h *Handler) mealFromURL(r *http.Request) (*Meal, error) {
+	d, id, ok := keyFromURL(r)
+	if !ok {
+		return nil, errNoMeal
 	}
 	m, err := h.store.Get(r.Context(), user.ID(r.Context()), d, id)
 	if errors.Is(err, ErrNotFound) {
-		return nil, d, id, errNoMeal
+		return nil, errNoMeal
 	}
-	return m, d, id, err
+	return m, err
+}
+
+// keyFromURL reads and checks the {date} and {meal_id} URL parameters.
+func keyFromURL(r *http.Request) (Date, string, bool) {
+	d, err := ParseDate(chi.URLParam(r, "date"))
+	id := chi.URLParam(r, "meal_id")
+	if _, err2 := ParseID(id); err != nil || err2 != nil {
+		return Date{}, "", false
+	}
+	return d, id, true
 }
 
 var errNoMeal = &web.Error{Status: http.StatusNotFound, Title: "Meal not found", Msg: "There is no such meal in your diary. It may have been deleted."}
 
 // Edit shows the edit form; date and time are shown but cannot change.
 func (h *Handler) Edit(w http.ResponseWriter, r *http.Request) error {
-	m, _, _, err := h.mealFromURL(r)
+	m, err := h.mealFromURL(r)
 	if err != nil {
 		return err
 	}
@@ -437,86 +336,6 @@ func (h *Handler) editPage(m *Meal, f Form, offer string) *formPage {
 	return p
 }
 
-// Move moves a meal to another date and time, which are part of its key:
-// the photo copies are written under the new keys, the new row is created
-// (conditional), then the old row and the old objects are deleted. Each
-// step's failure leaves at worst objects without a meal, which the admin
-// monitor counts; never a meal without its photo.
-func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
-	if err := r.ParseForm(); err != nil {
-		return web.BadRequest("The form could not be read.")
-	}
-	ctx := r.Context()
-	cur, _, _, err := h.mealFromURL(r)
-	if err != nil {
-		return err
-	}
-	if v := r.PostForm.Get("version"); v != strconv.FormatInt(cur.Version, 10) {
-		return errChanged
-	}
-	d, err := ParseDate(r.PostForm.Get("date"))
-	if err != nil {
-		return web.BadRequest("The new date must be a real day written like 2026-09-01.")
-	}
-	tod, err := ParseTimeOfDay(r.PostForm.Get("time"))
-	if err != nil {
-		return web.BadRequest("The new time must be a time of day like 12:30.")
-	}
-	moved := *cur
-	moved.Date, moved.Time, moved.ID = d.String(), tod.String(), NewID(tod)
-	moved.UpdatedAt = h.now().UTC()
-	if cur.HasPhoto() {
-		from, to := cur.PhotoKeys(), moved.PhotoKeys()
-		for i := range from {
-			obj, err := h.photos.Get(ctx, cur.UserID, from[i])
-			if err == nil {
-				err = h.photos.Put(ctx, to[i], obj.Body, obj.Version)
-			}
-			if err != nil {
-				h.deletePhoto(ctx, cur.UserID, to[:i])
-				return err
-			}
-		}
-	}
-	if err := h.store.Create(ctx, &moved); err != nil {
-		if cur.HasPhoto() {
-			h.deletePhoto(ctx, cur.UserID, moved.PhotoKeys())
-		}
-		return err
-	}
-	if _, err := h.store.Delete(ctx, cur.UserID, mustDate(cur.Date), cur.ID); err != nil && !errors.Is(err, ErrNotFound) {
-		return err
-	}
-	if cur.HasPhoto() {
-		h.deletePhoto(ctx, cur.UserID, cur.PhotoKeys())
-	}
-	web.SetFlash(w, "Meal moved to "+moved.Date+" "+moved.Time[:5]+".")
-	web.Redirect(w, r, "/meals?month="+moved.Date[:7]+"#meal-"+moved.ID)
-	return nil
-}
-
-// Photo serves the signed-in owner's photo /photo/{date}/{meal_id}?v=…
-// (&size=thumb). The key is built from the session's user, so another
-// owner's date and meal ID name an object that does not exist: 404, even
-// when that photo is in the cache.
-func (h *Handler) Photo(w http.ResponseWriter, r *http.Request) error {
-	d, err1 := ParseDate(chi.URLParam(r, "date"))
-	id := chi.URLParam(r, "meal_id")
-	_, err2 := ParseID(id)
-	size, ok := photo.ParseSize(r.URL.Query().Get("size"))
-	if err1 != nil || err2 != nil || !ok {
-		return errNoPhoto
-	}
-	uid := user.ID(r.Context())
-	err := h.server.Serve(w, r, uid, photo.Key(uid, d.String(), id, size), r.URL.Query().Get("v"), photo.OwnerCacheControl)
-	if photo.IsNotFound(err) {
-		return errNoPhoto
-	}
-	return err
-}
-
-var errNoPhoto = &web.Error{Status: http.StatusNotFound, Title: "Photo not found", Msg: "There is no such photo in your diary."}
-
 func editAction(m *Meal) string { return "/meals/" + m.Date + "/" + m.ID }
 
 // Update saves the edit form: the fields, and a new photo or "remove
@@ -534,7 +353,7 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	cur, _, _, err := h.mealFromURL(r)
+	cur, err := h.mealFromURL(r)
 	if err != nil {
 		return err
 	}
@@ -578,7 +397,7 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 		// photo's bytes replaced the old: record the new photo on the latest
 		// version, so the row and the objects agree, and report the other
 		// fields as not saved.
-		latest, _, _, lerr := h.mealFromURL(r)
+		latest, lerr := h.mealFromURL(r)
 		if lerr != nil {
 			err = lerr
 		} else {
@@ -612,10 +431,8 @@ var errChanged = &web.Error{Status: http.StatusConflict, Title: "Meal changed me
 
 // Delete removes a meal and shows its month.
 func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) error {
-	d, err1 := ParseDate(chi.URLParam(r, "date"))
-	id := chi.URLParam(r, "meal_id")
-	_, err2 := ParseID(id)
-	if err1 != nil || err2 != nil {
+	d, id, ok := keyFromURL(r)
+	if !ok {
 		return errNoMeal
 	}
 	old, err := h.store.Delete(r.Context(), user.ID(r.Context()), d, id)
