@@ -223,12 +223,13 @@ func NewDynamoClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamo
 // addressing, and checksums only when required, because with the SDK's
 // default the upload is sent aws-chunked and gofakes3 would store the chunk
 // framing inside the object (BACKENDS.md).
-func NewS3Client(endpoint string) *s3.Client {
+// Further options (tests count calls) apply after these.
+func NewS3Client(endpoint string, optFns ...func(*s3.Options)) *s3.Client {
 	cfg := aws.Config{Region: "us-east-1", Credentials: localCredentials}
-	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+	return s3.NewFromConfig(cfg, append([]func(*s3.Options){func(o *s3.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
 		o.UsePathStyle = true
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-	})
+	}}, optFns...)...)
 }
