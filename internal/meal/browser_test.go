@@ -60,6 +60,7 @@ func TestBrowserPhotoCaching(t *testing.T) {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.WindowSize(412, 915),
 	)
 	defer cancel()
