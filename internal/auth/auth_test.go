@@ -96,10 +96,7 @@ func TestCallbackRefusals(t *testing.T) {
 	t.Run("wrong state", func(t *testing.T) {
 		c := app.Client()
 		cb, _ := url.Parse(c.Authorize(c.StartSignIn("/login"), "admin@example.com"))
-		q := cb.Query()
-		q.Set("state", "forged-state")
-		cb.RawQuery = q.Encode()
-		resp := c.Get(cb.String())
+		resp := c.Get(with(cb, "state", "forged-state").String())
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Fatalf("callback with wrong state = %d, want 400", resp.StatusCode)
 		}
@@ -133,10 +130,7 @@ func TestCallbackRefusals(t *testing.T) {
 		attacker := app.Client()
 		fresh := attacker.StartSignIn("/login")
 		old, _ := url.Parse(cbURL)
-		q := old.Query()
-		q.Set("state", fresh.Query().Get("state"))
-		old.RawQuery = q.Encode()
-		resp := attacker.Get(old.String())
+		resp := attacker.Get(with(old, "state", fresh.Query().Get("state")).String())
 		if resp.StatusCode != http.StatusBadRequest || resp.Text("h1") != "Sign-in refused" {
 			t.Fatalf("replayed code with fresh state = %d %q, want 400 Sign-in refused", resp.StatusCode, resp.Text("h1"))
 		}
@@ -147,10 +141,7 @@ func TestCallbackRefusals(t *testing.T) {
 
 	t.Run("nonce mismatch", func(t *testing.T) {
 		c := app.Client()
-		auth := c.StartSignIn("/login")
-		q := auth.Query()
-		q.Set("nonce", "someone-elses-nonce")
-		auth.RawQuery = q.Encode()
+		auth := with(c.StartSignIn("/login"), "nonce", "someone-elses-nonce")
 		resp := c.Get(c.Authorize(auth, "admin@example.com"))
 		if resp.StatusCode != http.StatusBadRequest || resp.Text("h1") != "Sign-in refused" {
 			t.Fatalf("nonce mismatch = %d %q, want 400 Sign-in refused", resp.StatusCode, resp.Text("h1"))
@@ -162,10 +153,7 @@ func TestCallbackRefusals(t *testing.T) {
 
 	t.Run("wrong PKCE challenge", func(t *testing.T) {
 		c := app.Client()
-		auth := c.StartSignIn("/login")
-		q := auth.Query()
-		q.Set("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
-		auth.RawQuery = q.Encode()
+		auth := with(c.StartSignIn("/login"), "code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
 		resp := c.Get(c.Authorize(auth, "admin@example.com"))
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Fatalf("wrong PKCE challenge = %d, want 400", resp.StatusCode)
@@ -183,10 +171,7 @@ func TestCallbackRefusals(t *testing.T) {
 
 	t.Run("unverified email", func(t *testing.T) {
 		c := app.Client()
-		auth := c.StartSignIn("/login")
-		q := auth.Query()
-		q.Set("email_verified", "false")
-		auth.RawQuery = q.Encode()
+		auth := with(c.StartSignIn("/login"), "email_verified", "false")
 		resp := c.Get(c.Authorize(auth, "admin@example.com"))
 		if resp.StatusCode != http.StatusForbidden || resp.Text("h1") != "Email not verified" {
 			t.Fatalf("unverified email = %d %q, want 403 Email not verified", resp.StatusCode, resp.Text("h1"))
@@ -361,4 +346,14 @@ func TestConcurrentInviteClaims(t *testing.T) {
 	if len(users) != 2 { // the admin and the one winner
 		t.Errorf("%d users rows, want 2 (admin + winner)", len(users))
 	}
+}
+
+// with returns u with query parameter key set to value: a tampered
+// authorization request or callback.
+func with(u *url.URL, key, value string) *url.URL {
+	v := *u
+	q := v.Query()
+	q.Set(key, value)
+	v.RawQuery = q.Encode()
+	return &v
 }

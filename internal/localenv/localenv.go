@@ -64,10 +64,7 @@ type Env struct {
 	S3Endpoint     string
 	// OIDC is the mock Google: Issuer(), ClientID and ClientSecret configure
 	// the app's sign-in.
-	OIDC *mockoidc.MockOIDC
-	// DynamoServer is the emulator itself, for failure emulation in tests.
-	DynamoServer *server.Server
-
+	OIDC    *mockoidc.MockOIDC
 	snap    *snapshotter
 	servers []*http.Server
 	bolt    *bolt.DB
@@ -100,11 +97,11 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.DynamoEndpoint != "" {
 		e.DynamoEndpoint = opts.DynamoEndpoint
 	} else {
-		e.DynamoServer = server.NewServer()
-		var ddbHandler http.Handler = e.DynamoServer
+		emulator := server.NewServer()
+		var ddbHandler http.Handler = emulator
 		if opts.DataDir != "" {
-			e.snap = newSnapshotter(e.DynamoServer, filepath.Join(opts.DataDir, "dynamodb.json"), opts.Tables, opts.SnapshotDelay, opts.Logger)
-			ddbHandler = e.snap.track(e.DynamoServer)
+			e.snap = newSnapshotter(emulator, filepath.Join(opts.DataDir, "dynamodb.json"), opts.Tables, opts.SnapshotDelay, opts.Logger)
+			ddbHandler = e.snap.track(emulator)
 		}
 		if e.DynamoEndpoint, err = e.serve(ddbHandler); err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/google/go-cmp/cmp"
 
 	"ndiro/internal/dynamo"
 	"ndiro/internal/localenv"
@@ -57,8 +58,8 @@ func TestDataSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("users row after restart: %v", err)
 	}
-	if *got != *want {
-		t.Errorf("users row after restart = %+v, want %+v", got, want)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("users row after restart (-want +got):\n%s", d)
 	}
 	obj, err := env.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("photos"), Key: aws.String("users/sub-1/meals/2026-09-01/x.jpg")})
 	if err != nil {

@@ -154,11 +154,9 @@ type formPage struct {
 	Kinds  []Kind
 	Edit   bool
 	Action string
-	// TZ is the zone the defaults were computed in; the page script sends
-	// the device's zone when the account has none yet.
-	TZ     string
-	AskTZ  bool
-	MealID string
+	// AskTZ: the account has no time zone yet, so the page script sends the
+	// device's.
+	AskTZ bool
 	// Version is the meal version the edit form was opened on.
 	Version int64
 	// Meal is the meal being edited (its photo), nil on the add form.
@@ -196,7 +194,7 @@ func (h *Handler) New(w http.ResponseWriter, r *http.Request) error {
 	if d, err := ParseDate(r.URL.Query().Get("date")); err == nil {
 		f.Date, f.DefaultDate, fixed = d.String(), d.String(), true
 	}
-	return h.renderForm(w, r, http.StatusOK, &formPage{Form: f, Action: "/meals", TZ: u.Location().String(), AskTZ: u.TimeZone == "", Fresh: true, FixedDate: fixed})
+	return h.renderForm(w, r, http.StatusOK, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == "", Fresh: true, FixedDate: fixed})
 }
 
 // parseForm reads a (multipart or urlencoded) meal form with the body
@@ -245,7 +243,7 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !ok || f.Errors["photo"] != "" {
-		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", TZ: u.Location().String(), AskTZ: u.TimeZone == "", PhotoLost: proc != nil})
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == "", PhotoLost: proc != nil})
 	}
 	now := h.now().UTC()
 	m.UserID, m.CreatedAt, m.UpdatedAt = u.ID, now, now
@@ -327,7 +325,7 @@ func (h *Handler) Edit(w http.ResponseWriter, r *http.Request) error {
 // editPage is the edit form for m showing f; offer "taken" proposes moving
 // the meal to its photo's capture time.
 func (h *Handler) editPage(m *Meal, f Form, offer string) *formPage {
-	p := &formPage{Form: f, Edit: true, Action: editAction(m), MealID: m.ID, Version: m.Version, Meal: m}
+	p := &formPage{Form: f, Edit: true, Action: editAction(m), Version: m.Version, Meal: m}
 	if offer == "taken" && m.PhotoTaken != "" {
 		if t, err := time.Parse("2006-01-02T15:04:05", m.PhotoTaken); err == nil && farFrom(t, m.Date, m.Time) {
 			p.Taken = &t

@@ -60,9 +60,6 @@ func DateOf(t time.Time) Date {
 // String returns "YYYY-MM-DD".
 func (d Date) String() string { return d.t.Format(time.DateOnly) }
 
-// IsZero reports whether d is the zero Date.
-func (d Date) IsZero() bool { return d.t.IsZero() }
-
 // AddDays returns d moved by n days (n may be negative).
 func (d Date) AddDays(n int) Date { return Date{d.t.AddDate(0, 0, n)} }
 
@@ -100,7 +97,7 @@ func ParseMonth(s string) (Month, error) {
 func (m Month) String() string { return m.t.Format("2006-01") }
 
 // First and Last return the month's first and last days.
-func (m Month) First() Date { return Date{m.t} }
+func (m Month) First() Date { return Date(m) }
 
 // Last returns the month's last day (28 to 31 days after First, less one).
 func (m Month) Last() Date { return Date{m.t.AddDate(0, 1, -1)} }

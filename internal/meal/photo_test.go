@@ -171,7 +171,7 @@ func TestPhotoServing(t *testing.T) {
 		"Cache-Control":          photo.OwnerCacheControl,
 		"X-Content-Type-Options": "nosniff",
 		"Etag":                   `"` + m.PhotoV.Tag() + `-thumb"`,
-		"Content-Length":         strconvItoa(len(stored)),
+		"Content-Length":         strconv.Itoa(len(stored)),
 		"Set-Cookie":             "",
 	} {
 		if got := h.Get(name); got != want {
@@ -338,8 +338,6 @@ func TestCaptureTimeOffer(t *testing.T) {
 		t.Errorf("offer made although the date was changed: %s", resp.Location())
 	}
 }
-
-func strconvItoa(n int) string { return strconv.Itoa(n) }
 
 func TestNoOfferForARecentPhoto(t *testing.T) {
 	t.Parallel()
