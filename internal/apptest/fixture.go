@@ -3,33 +3,24 @@ package apptest
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
-// PhotosDir returns the directory of the shared photo fixtures
-// (shared/photos beside the repository), found by walking up from the
-// test's working directory. It fails the test if there is none.
+// PhotosDir returns the repository's photo fixtures folder, testdata/photos
+// (what each file tests is in its README.md). It is found from this source
+// file's own path, so it works from every package's tests and from a bare
+// clone.
 func PhotosDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("apptest: cannot locate the repository")
 	}
-	for {
-		for _, cand := range []string{filepath.Join(dir, "shared", "photos"), filepath.Join(dir, "..", "shared", "photos")} {
-			if st, err := os.Stat(cand); err == nil && st.IsDir() {
-				return cand
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/photos not found beside the repository")
-		}
-		dir = parent
-	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "photos")
 }
 
-// Photo returns the bytes of the shared photo fixture name.
+// Photo returns the bytes of the photo fixture name in testdata/photos.
 func Photo(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(PhotosDir(t), name))

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/go-cmp/cmp"
 
+	"ndiro/internal/apptest"
 	"ndiro/internal/dynamo"
 	"ndiro/internal/localenv"
 	"ndiro/internal/user"
@@ -24,10 +25,7 @@ func TestDataSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	tables := dynamo.NewTables("ndiro-")
-	photo, err := os.ReadFile("../../../shared/photos/phone-portrait.jpg")
-	if err != nil {
-		t.Fatal(err)
-	}
+	photo := apptest.Photo(t, "small.jpg")
 	opts := localenv.Options{DataDir: dir, Tables: tables, Bucket: "photos"}
 
 	env, err := localenv.Start(ctx, opts)

@@ -120,7 +120,7 @@ func TestBrowserPhotoCaching(t *testing.T) {
 	}
 
 	// Upright, as displayed: taller than wide, the light card top-left and
-	// the other corners dark (shared/photos/README.md).
+	// the other corners dark (testdata/photos/README.md).
 	type result struct {
 		W, H   int
 		Card   float64

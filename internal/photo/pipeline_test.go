@@ -15,7 +15,7 @@ import (
 )
 
 // Verdict is how the pipeline must treat one fixture
-// (shared/photos/README.md).
+// (testdata/photos/README.md).
 type verdict struct {
 	file     string
 	err      error
