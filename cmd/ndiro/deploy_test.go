@@ -3,13 +3,13 @@ package main
 import (
 	"os"
 	"regexp"
-	"strings"
 	"testing"
 )
 
 // TestReleaseBuildMatchesDockerfile keeps `make release` and the
-// Dockerfile's build step the same command (only the output path differs),
-// so building the release binary checks the image's build without Docker.
+// Dockerfile's build step the same static (CGO_ENABLED=0) command, only the
+// output path differs, so building the release binary checks the image's
+// build without Docker.
 func TestReleaseBuildMatchesDockerfile(t *testing.T) {
 	goBuild := regexp.MustCompile(`(?m)^\s*(?:RUN\s+)?(CGO_ENABLED=0 go build .*) -o \S+ (\./cmd/ndiro)\s*$`)
 	read := func(path string) string {
@@ -26,8 +26,5 @@ func TestReleaseBuildMatchesDockerfile(t *testing.T) {
 	docker, makefile := read("../../deploy/Dockerfile"), read("../../Makefile")
 	if docker != makefile {
 		t.Errorf("build commands differ:\nDockerfile: %s\nMakefile:   %s", docker, makefile)
-	}
-	if !strings.Contains(docker, "CGO_ENABLED=0") {
-		t.Error("the release build is not static")
 	}
 }

@@ -19,6 +19,19 @@ import (
 	"ndiro/internal/apptest"
 )
 
+// runAsMain, set to "1" in a child process's environment, makes the test
+// binary run ndiro's main instead of the tests: crash tests kill a real
+// process without building a second binary.
+const runAsMain = "NDIRO_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsMain) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 var openLine = regexp.MustCompile(`Open (http://127\.0\.0\.1:\d+)`)
 
 // waitURL reads the start-up output until the address to open appears.
@@ -121,17 +134,13 @@ func TestLocalModeSurvivesRestart(t *testing.T) {
 // seconds after the last write: the debounced snapshot must have it.
 func TestLocalModeSurvivesKill9(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("runs ndiro as a child process")
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	bin := filepath.Join(t.TempDir(), "ndiro")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	start := func() (*exec.Cmd, string) {
-		cmd := exec.Command(bin)
-		cmd.Env = append(os.Environ(), "NDIRO_ADDR=127.0.0.1:0", "NDIRO_DATA_DIR="+dir, "NDIRO_MODE=local", "ADMIN_EMAILS=")
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), runAsMain+"=1", "NDIRO_ADDR=127.0.0.1:0", "NDIRO_DATA_DIR="+dir, "NDIRO_MODE=local", "ADMIN_EMAILS=")
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package dynamo_test
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -58,53 +59,120 @@ func blocks(bodies []*hclsyntax.Body, typ string, labels ...string) []*hclsyntax
 	return out
 }
 
-func str(t *testing.T, b *hclsyntax.Body, name string, ctx *hcl.EvalContext) string {
+// value evaluates attribute name of b; a missing attribute is cty.NilVal.
+func value(t *testing.T, b *hclsyntax.Body, name string, ctx *hcl.EvalContext) cty.Value {
 	t.Helper()
 	a, ok := b.Attributes[name]
 	if !ok {
-		return ""
+		return cty.NilVal
 	}
 	v, diags := a.Expr.Value(ctx)
 	if diags.HasErrors() {
 		t.Fatalf("attribute %s: %s", name, diags.Error())
 	}
+	return v
+}
+
+func str(t *testing.T, b *hclsyntax.Body, name string, ctx *hcl.EvalContext) string {
+	t.Helper()
+	v := value(t, b, name, ctx)
+	if v == cty.NilVal || v.Type() != cty.String {
+		return ""
+	}
 	return v.AsString()
 }
 
+// setting renders attribute name of the only inner block typ of b ("" for
+// b itself) as text: "true", "PAY_PER_REQUEST", "500"; "missing" if absent
+// and "2 blocks" if the block is repeated or absent.
+func setting(t *testing.T, b *hclsyntax.Body, typ, name string, ctx *hcl.EvalContext) string {
+	t.Helper()
+	if typ != "" {
+		var found []*hclsyntax.Block
+		for _, inner := range b.Blocks {
+			if inner.Type == typ {
+				found = append(found, inner)
+			}
+		}
+		if len(found) != 1 {
+			return fmt.Sprintf("%d blocks", len(found))
+		}
+		b = found[0].Body
+	}
+	v := value(t, b, name, ctx)
+	switch {
+	case v == cty.NilVal:
+		return "missing"
+	case v.Type() == cty.Bool:
+		return fmt.Sprint(v.True())
+	case v.Type() == cty.Number:
+		return v.AsBigFloat().String()
+	case v.Type() == cty.String:
+		return v.AsString()
+	}
+	return v.GoString()
+}
+
+// tfVars are the variables the drift tests evaluate Terraform with.
+var tfVars = &hcl.EvalContext{Variables: map[string]cty.Value{
+	"var": cty.ObjectVal(map[string]cty.Value{
+		"prefix":                  cty.StringVal("PFX-"),
+		"max_read_request_units":  cty.NumberIntVal(500),
+		"max_write_request_units": cty.NumberIntVal(200),
+	}),
+}}
+
 // TestTerraformMatchesTables checks that deploy/terraform defines exactly the
-// tables of internal/dynamo/table.go: names under the prefix, key schema,
-// string key types and TTL attributes, so the two cannot drift.
+// tables of internal/dynamo/table.go (names under the prefix, key schema,
+// string key types, TTL attributes), so the two cannot drift, and that every
+// table keeps the protections deploy/README.md promises: on-demand billing
+// with throughput caps, deletion protection, point-in-time recovery,
+// encryption, prevent_destroy, TTL enabled where declared, and no secondary
+// indexes (CLAUDE.md: no GSIs).
 func TestTerraformMatchesTables(t *testing.T) {
 	bodies := parseTerraform(t)
-	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{
-		"var": cty.ObjectVal(map[string]cty.Value{"prefix": cty.StringVal("PFX-")}),
-	}}
 	got := map[string]dynamo.Table{}
 	for _, bl := range blocks(bodies, "resource", "aws_dynamodb_table") {
 		tb := dynamo.Table{
-			Name:         str(t, bl.Body, "name", ctx),
-			PartitionKey: str(t, bl.Body, "hash_key", ctx),
-			SortKey:      str(t, bl.Body, "range_key", ctx),
+			Name:         str(t, bl.Body, "name", tfVars),
+			PartitionKey: str(t, bl.Body, "hash_key", tfVars),
+			SortKey:      str(t, bl.Body, "range_key", tfVars),
 		}
 		tb.Base = strings.TrimPrefix(tb.Name, "PFX-")
 		for _, inner := range bl.Body.Blocks {
 			switch inner.Type {
 			case "ttl":
-				tb.TTLAttribute = str(t, inner.Body, "attribute_name", ctx)
+				tb.TTLAttribute = str(t, inner.Body, "attribute_name", tfVars)
 			case "attribute":
-				if ty := str(t, inner.Body, "type", ctx); ty != "S" {
-					t.Errorf("table %s: attribute %s has type %s, want S", tb.Name, str(t, inner.Body, "name", ctx), ty)
+				if ty := str(t, inner.Body, "type", tfVars); ty != "S" {
+					t.Errorf("table %s: attribute %s has type %s, want S", tb.Name, str(t, inner.Body, "name", tfVars), ty)
 				}
+			case "global_secondary_index", "local_secondary_index":
+				t.Errorf("table %s has a %s; its keys are designed so that it needs none (CLAUDE.md)", tb.Name, inner.Type)
 			}
 		}
-		for _, need := range []string{"point_in_time_recovery", "server_side_encryption", "on_demand_throughput", "lifecycle"} {
-			found := false
-			for _, inner := range bl.Body.Blocks {
-				found = found || inner.Type == need
+		settings := map[string]string{}
+		want := map[string]string{
+			"billing_mode":                                 "PAY_PER_REQUEST",
+			"deletion_protection_enabled":                  "true",
+			"point_in_time_recovery.enabled":               "true",
+			"server_side_encryption.enabled":               "true",
+			"lifecycle.prevent_destroy":                    "true",
+			"on_demand_throughput.max_read_request_units":  "500",
+			"on_demand_throughput.max_write_request_units": "200",
+		}
+		if tb.TTLAttribute != "" {
+			want["ttl.enabled"] = "true"
+		}
+		for k := range want {
+			blockType, name, nested := strings.Cut(k, ".")
+			if !nested {
+				blockType, name = "", k
 			}
-			if !found {
-				t.Errorf("table %s has no %s block", tb.Name, need)
-			}
+			settings[k] = setting(t, bl.Body, blockType, name, tfVars)
+		}
+		if d := cmp.Diff(want, settings); d != "" {
+			t.Errorf("table %s settings (-want +terraform):\n%s", tb.Name, d)
 		}
 		got[tb.Base] = tb
 	}
@@ -114,6 +182,35 @@ func TestTerraformMatchesTables(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("deploy/terraform tables differ from internal/dynamo (-code +terraform):\n%s", d)
+	}
+}
+
+// TestTerraformBucketIsPrivate checks the photo bucket's protections: every
+// public-access block on, owner-enforced ownership, prevent_destroy.
+func TestTerraformBucketIsPrivate(t *testing.T) {
+	bodies := parseTerraform(t)
+	one := func(typ string) *hclsyntax.Body {
+		t.Helper()
+		bl := blocks(bodies, "resource", typ, "photos")
+		if len(bl) != 1 {
+			t.Fatalf("%d %s.photos resources, want 1", len(bl), typ)
+		}
+		return bl[0].Body
+	}
+	pab := one("aws_s3_bucket_public_access_block")
+	got := map[string]string{
+		"prevent_destroy":  setting(t, one("aws_s3_bucket"), "lifecycle", "prevent_destroy", tfVars),
+		"object_ownership": setting(t, one("aws_s3_bucket_ownership_controls"), "rule", "object_ownership", tfVars),
+	}
+	for _, k := range []string{"block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets"} {
+		got[k] = setting(t, pab, "", k, tfVars)
+	}
+	want := map[string]string{
+		"prevent_destroy": "true", "object_ownership": "BucketOwnerEnforced",
+		"block_public_acls": "true", "block_public_policy": "true", "ignore_public_acls": "true", "restrict_public_buckets": "true",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("bucket settings (-want +terraform):\n%s", d)
 	}
 }
 

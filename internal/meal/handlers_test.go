@@ -418,7 +418,9 @@ func TestWindowView(t *testing.T) {
 }
 
 // TestPagesCostOneQuery counts SDK calls: a month or window page is one
-// GetItem (the guard) and one Query, whatever else is in the table.
+// GetItem (the guard) and one Query, whatever else is in the table, and the
+// Query reads only the meals it shows (ScannedCount), not the rest of the
+// owner's partition.
 func TestPagesCostOneQuery(t *testing.T) {
 	t.Parallel()
 	app, c := signedIn(t)
@@ -429,14 +431,20 @@ func TestPagesCostOneQuery(t *testing.T) {
 	for i := 0; i < 90; i++ {
 		items = append(items, mealItem(owner, fmt.Sprintf("2026-09-%02d", i%30+1), fmt.Sprintf("%02d%02d00-%06x", 6+i/30*6, i%60, i)))
 	}
-	// 10 000 meals of other months and other owners.
-	for i := 0; i < 10000; i++ {
+	// 3000 meals of the owner's other months, among them the days either
+	// side of September, and of other owners in September.
+	for i := 0; i < 3000; i++ {
 		uid := owner
 		day := fmt.Sprintf("20%02d-%02d-%02d", 20+i%10, 1+i%12, 1+i%28)
-		if i%2 == 0 {
+		switch {
+		case i%2 == 0:
 			uid = fmt.Sprintf("other-%d", i%50)
 			day = fmt.Sprintf("2026-09-%02d", 1+i%30)
-		} else if day[:7] == "2026-09" {
+		case i%7 == 1:
+			day = "2026-08-31"
+		case i%7 == 3:
+			day = "2026-10-01"
+		case day[:7] == "2026-09":
 			day = "2025-09-01"
 		}
 		items = append(items, mealItem(uid, day, fmt.Sprintf("120000-%06x", i)))
@@ -454,6 +462,9 @@ func TestPagesCostOneQuery(t *testing.T) {
 		}
 		if d := cmp.Diff(map[string]int{"GetItem": 1, "Query": 1}, app.Calls.Counts()); d != "" {
 			t.Errorf("%s SDK calls (-want +got):\n%s", path, d)
+		}
+		if got := app.Calls.Scanned()["Query"]; got != 90 {
+			t.Errorf("%s Query read %d items, want the 90 it shows", path, got)
 		}
 	}
 }

@@ -299,7 +299,7 @@ func TestCaptureTimeOffer(t *testing.T) {
 	t.Parallel()
 	app, c := signedIn(t)
 	// Date and time left at the defaults the form offered.
-	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait.jpg"),
+	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.SmallWithEXIF(t, "phone-portrait.jpg"),
 		"date", "2026-09-01", "time", "12:30", "default_date", "2026-09-01", "default_time", "12:30")
 	m := allMeals(t, app, admin)[0]
 	if want := "/meals/2026-09-01/" + m.ID + "/edit?offer=taken"; resp.Location() != want {
@@ -332,7 +332,7 @@ func TestCaptureTimeOffer(t *testing.T) {
 	}
 
 	// Changed date: no offer.
-	resp = upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait.jpg"),
+	resp = upload(c, "/meals", "phone-portrait.jpg", apptest.SmallWithEXIF(t, "phone-portrait.jpg"),
 		"date", "2026-09-02", "time", "12:30", "default_date", "2026-09-01", "default_time", "12:30")
 	if strings.Contains(resp.Location(), "offer") {
 		t.Errorf("offer made although the date was changed: %s", resp.Location())
@@ -344,7 +344,7 @@ func TestNoOfferForARecentPhoto(t *testing.T) {
 	app, c := signedIn(t)
 	// phone-portrait.jpg was taken 2024-06-14 12:31:07; the form's defaults
 	// are half an hour earlier: that is the meal being logged, no offer.
-	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait.jpg"),
+	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.SmallWithEXIF(t, "phone-portrait.jpg"),
 		"date", "2024-06-14", "time", "12:00", "default_date", "2024-06-14", "default_time", "12:00")
 	if resp.StatusCode != http.StatusSeeOther || strings.Contains(resp.Location(), "offer") {
 		t.Fatalf("upload = %d → %q, want 303 to the month without an offer", resp.StatusCode, resp.Location())
