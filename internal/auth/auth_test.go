@@ -305,7 +305,7 @@ func TestConcurrentInviteClaims(t *testing.T) {
 	admin.SignIn("admin@example.com")
 	tok := admin.CreateInvite(url.Values{"role": {"owner"}, "expiry_days": {"7"}})
 
-	const n = 50
+	const n = 10
 	clients := make([]*apptest.Client, n)
 	auths := make([]*url.URL, n)
 	for i := range clients {

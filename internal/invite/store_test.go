@@ -3,11 +3,18 @@ package invite_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+
 	"ndiro/internal/apptest"
 	"ndiro/internal/invite"
+	"ndiro/internal/localenv"
 	"ndiro/internal/user"
 )
 
@@ -82,5 +89,76 @@ func TestClaim(t *testing.T) {
 	}
 	if err := s.Revoke(ctx, open, now); !errors.Is(err, invite.ErrClaimed) {
 		t.Errorf("Revoke(claimed) = %v, want ErrClaimed", err)
+	}
+}
+
+// writeBarrier is a DynamoDB client option that holds every write
+// (UpdateItem, PutItem, DeleteItem) until n writes are waiting, then lets
+// them all go at once. Racing claimants then read before any of them
+// writes, every run: a read-then-write claim would let each of them win.
+func writeBarrier(n int) func(*dynamodb.Options) {
+	var mu sync.Mutex
+	waiting := 0
+	release := make(chan struct{})
+	return func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("writeBarrier",
+				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					switch awsmiddleware.GetOperationName(ctx) {
+					case "UpdateItem", "PutItem", "DeleteItem":
+						mu.Lock()
+						waiting++
+						if waiting == n {
+							close(release)
+						}
+						mu.Unlock()
+						select {
+						case <-release:
+						case <-time.After(10 * time.Second): // fewer writers than expected: do not hang
+						}
+					}
+					return next.HandleFinalize(ctx, in)
+				}), middleware.Before)
+		})
+	}
+}
+
+// TestClaimRace races claimants whose writes are held at a barrier until
+// all have read: exactly one may win, the others get ErrClaimed.
+func TestClaimRace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const n = 5
+	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	env, tables := apptest.Local(t, writeBarrier(n))
+	s := invite.NewStore(env.DynamoDB, tables.Invites.Name)
+	// The invite is written through a client without the barrier.
+	inv, err := invite.NewStore(localenv.NewDynamoClient(env.DynamoEndpoint), tables.Invites.Name).Create(ctx, invite.Invite{
+		Role: user.RoleOwner, CreatedBy: "admin", CreatedAt: now, ExpiresAt: now.Add(time.Hour).Unix(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = s.Claim(ctx, inv.Token, fmt.Sprintf("u%d", i), fmt.Sprintf("u%d@example.com", i), now)
+		}()
+	}
+	wg.Wait()
+	wins := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, invite.ErrClaimed):
+			t.Errorf("claimant %d: %v, want nil or ErrClaimed", i, err)
+		}
+	}
+	if wins != 1 {
+		t.Errorf("%d of %d racing claimants won, want exactly 1", wins, n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,7 +106,9 @@ func TestDamagedSnapshotStopsStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := localenv.Start(context.Background(), localenv.Options{DataDir: dir, Tables: dynamo.NewTables("ndiro-"), Bucket: "photos"})
-	if err == nil {
-		t.Fatal("Start with a damaged snapshot succeeded, want an error")
+	// The message names the file and what to do about it.
+	want := "snapshot " + dir + "/dynamodb.json is damaged (move it away to start empty)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Start with a damaged snapshot = %v, want an error saying %q", err, want)
 	}
 }

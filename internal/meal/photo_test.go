@@ -167,8 +167,9 @@ func TestPhotoServing(t *testing.T) {
 	}
 	h := first.Header
 	for name, want := range map[string]string{
-		"Content-Type":           "image/jpeg",
-		"Cache-Control":          photo.OwnerCacheControl,
+		"Content-Type": "image/jpeg",
+		// A year, immutable: the browser never asks again for this URL.
+		"Cache-Control":          "private, max-age=31536000, immutable",
 		"X-Content-Type-Options": "nosniff",
 		"Etag":                   `"` + m.PhotoV.Tag() + `-thumb"`,
 		"Content-Length":         strconv.Itoa(len(stored)),
@@ -263,7 +264,7 @@ func TestPhotoVersionFollowsBytes(t *testing.T) {
 		t.Fatal("photo replace kept the URL")
 	}
 	newResp := c.Get(m3.ThumbURL())
-	if newResp.StatusCode != http.StatusOK || newResp.Body == oldBytes || newResp.Header.Get("Cache-Control") != photo.OwnerCacheControl {
+	if newResp.StatusCode != http.StatusOK || newResp.Body == oldBytes || newResp.Header.Get("Cache-Control") != "private, max-age=31536000, immutable" {
 		t.Errorf("new URL = %d, same bytes as before: %v", newResp.StatusCode, newResp.Body == oldBytes)
 	}
 	// The old URL is never again served with the year-long header, nor with

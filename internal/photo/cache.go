@@ -7,35 +7,34 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"golang.org/x/sync/singleflight"
 )
 
 // Cache is the in-process photo cache in front of S3: least-recently-used,
 // bounded by bytes of photo data, valid because exactly one process serves
 // the bucket (DESIGN.md, caching). Entries are found by S3 key; each holds
 // the bytes of one version, and callers serve it only under that version.
-// Concurrent misses for one key share one fetch, which runs detached from
-// any single requester, so one requester cancelling fails no other.
+// Concurrent misses for one key share one fetch (singleflight), which runs
+// detached from any single requester, so one requester cancelling fails no
+// other.
 type Cache struct {
 	budget  int64 // bytes; 0 disables caching
 	maxItem int64 // bytes; larger objects are served but not kept
 	timeout time.Duration
+	group   singleflight.Group
 
 	mu        sync.Mutex
 	lru       *simplelru.LRU[string, *Object]
 	bytes     int64
-	calls     map[string]*call
+	flights   map[string]*flight
 	hits      int64
 	misses    int64
 	evictions int64
 }
 
-// call is one fetch in flight, shared by every requester of its key.
-type call struct {
-	done  chan struct{}
-	obj   *Object
-	err   error
-	stale bool // Forget ran during the fetch: do not keep the result
-}
+// flight is one fetch in flight. Forget marks it stale: the bytes it reads
+// may predate a replace, so they are returned to its waiters but not kept.
+type flight struct{ stale bool }
 
 // Stats are the cache counters the admin monitor shows.
 type Stats struct {
@@ -56,7 +55,7 @@ func NewCache(budget int64) *Cache {
 		budget:  max(budget, 0),
 		maxItem: max(budget, 0) / maxItemShare,
 		timeout: 30 * time.Second,
-		calls:   map[string]*call{},
+		flights: map[string]*flight{},
 	}
 	// The LRU's own size limit is not used: the byte budget decides.
 	c.lru, _ = simplelru.NewLRU[string, *Object](math.MaxInt, func(_ string, o *Object) {
@@ -77,33 +76,39 @@ func (c *Cache) Get(ctx context.Context, key string, fetch func(context.Context)
 		return o, nil
 	}
 	c.misses++
-	cl, inflight := c.calls[key]
-	if !inflight {
-		cl = &call{done: make(chan struct{})}
-		c.calls[key] = cl
-		go c.run(context.WithoutCancel(ctx), key, cl, fetch)
-	}
 	c.mu.Unlock()
+	detached := context.WithoutCancel(ctx)
+	ch := c.group.DoChan(key, func() (any, error) { return c.fetch(detached, key, fetch) })
 	select {
-	case <-cl.done:
-		return cl.obj, cl.err
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*Object), nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-func (c *Cache) run(ctx context.Context, key string, cl *call, fetch func(context.Context) (*Object, error)) {
+// fetch runs one shared fetch of key and keeps its result unless Forget ran
+// meanwhile.
+func (c *Cache) fetch(ctx context.Context, key string, fetch func(context.Context) (*Object, error)) (*Object, error) {
+	fl := &flight{}
+	c.mu.Lock()
+	c.flights[key] = fl
+	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	obj, err := fetch(ctx)
 	c.mu.Lock()
-	delete(c.calls, key)
-	cl.obj, cl.err = obj, err
-	if err == nil && obj != nil && !cl.stale {
+	defer c.mu.Unlock()
+	if c.flights[key] == fl {
+		delete(c.flights, key)
+	}
+	if err == nil && obj != nil && !fl.stale {
 		c.add(key, obj)
 	}
-	c.mu.Unlock()
-	close(cl.done)
+	return obj, err
 }
 
 // add keeps obj under key, evicting least-recently-used entries until the
@@ -126,15 +131,17 @@ func (c *Cache) add(key string, obj *Object) {
 	}
 }
 
-// Forget drops key's entry, and the result of a fetch of key in flight,
-// because its bytes are being replaced or deleted.
+// Forget drops key's entry, and keeps the result of a fetch of key in
+// flight from being cached, because its bytes are being replaced or
+// deleted. Requests after Forget start a fresh fetch.
 func (c *Cache) Forget(key string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.lru.Remove(key)
-	if cl, ok := c.calls[key]; ok {
-		cl.stale = true
+	if fl, ok := c.flights[key]; ok {
+		fl.stale = true
 	}
+	c.mu.Unlock()
+	c.group.Forget(key)
 }
 
 // Stats returns the counters.

@@ -85,34 +85,38 @@ func TestCacheLRUOrder(t *testing.T) {
 	}
 }
 
+// TestCacheConcurrentMissesOneFetch: 50 requesters miss at once and share
+// one fetch. The first of them, whose request started the fetch, gives up
+// before it ends; the fetch honours its context, so it must be running on
+// one of its own, not that first requester's.
 func TestCacheConcurrentMissesOneFetch(t *testing.T) {
 	c := NewCache(1 << 20)
 	var fetches atomic.Int32
 	release := make(chan struct{})
-	fetch := func(context.Context) (*Object, error) {
+	fetch := func(ctx context.Context) (*Object, error) {
 		fetches.Add(1)
-		<-release
-		return obj(100, 7), nil
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 50)
-	// One requester gives up early: the others must still get the photo.
-	impatient, cancel := context.WithCancel(context.Background())
-	for i := 0; i < 50; i++ {
-		ctx := context.Background()
-		if i == 0 {
-			ctx = impatient
+		select {
+		case <-release:
+			return obj(100, 7), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
+	}
+	first, cancel := context.WithCancel(context.Background())
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := c.Get(first, "k", fetch)
+		firstErr <- err
+	}()
+	waitFor(t, func() bool { return fetches.Load() == 1 })
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 49)
+	for i := 1; i < 50; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o, err := c.Get(ctx, "k", fetch)
-			if i == 0 {
-				if !errors.Is(err, context.Canceled) {
-					errs <- fmt.Errorf("cancelled requester got %v", err)
-				}
-				return
-			}
+			o, err := c.Get(context.Background(), "k", fetch)
 			if err != nil || o.Version != 7 {
 				errs <- fmt.Errorf("requester %d: %v %v", i, o, err)
 			}
@@ -120,7 +124,9 @@ func TestCacheConcurrentMissesOneFetch(t *testing.T) {
 	}
 	waitFor(t, func() bool { return c.Stats().Misses == 50 })
 	cancel()
-	time.Sleep(10 * time.Millisecond)
+	if err := <-firstErr; !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled first requester got %v, want context.Canceled", err)
+	}
 	close(release)
 	wg.Wait()
 	close(errs)
@@ -138,17 +144,34 @@ func TestCacheConcurrentMissesOneFetch(t *testing.T) {
 func TestCacheForgetDuringFetch(t *testing.T) {
 	c := NewCache(1 << 20)
 	started, release := make(chan struct{}), make(chan struct{})
-	go c.Get(context.Background(), "k", func(context.Context) (*Object, error) {
-		close(started)
-		<-release
-		return obj(10, 1), nil // the old version, read before the replace
-	})
+	oldDone := make(chan *Object, 1)
+	go func() {
+		o, _ := c.Get(context.Background(), "k", func(context.Context) (*Object, error) {
+			close(started)
+			<-release
+			return obj(10, 1), nil // the old version, read before the replace
+		})
+		oldDone <- o
+	}()
 	<-started
 	c.Forget("k") // the photo is replaced while the old bytes are in flight
+	// A request after the replace does not join the old fetch.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	o, err := c.Get(ctx, "k", fixed(obj(10, 2)))
+	cancel()
+	if err != nil || o.Version != 2 {
+		t.Errorf("Get after Forget = %v, %v; want the new version 2, not to wait for the old fetch", o, err)
+	}
 	close(release)
-	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.calls) == 0 })
-	if s := c.Stats(); s.Items != 0 {
-		t.Error("a fetch that raced a replace was cached")
+	if o := <-oldDone; o == nil || o.Version != 1 {
+		t.Errorf("the request that started the old fetch got %v, want version 1", o)
+	}
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.flights) == 0 })
+	c.mu.Lock()
+	kept, _ := c.lru.Peek("k")
+	c.mu.Unlock()
+	if kept == nil || kept.Version != 2 {
+		t.Errorf("cached %v after the replace, want version 2 (a fetch that raced a replace must not be kept)", kept)
 	}
 }
 
