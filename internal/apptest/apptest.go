@@ -48,6 +48,9 @@ type App struct {
 type Options struct {
 	// Wrap, if set, wraps the app's handler (e.g. to count requests).
 	Wrap func(http.Handler) http.Handler
+	// Log, if set, receives the app's log lines (text, info and above),
+	// for tests of what is and is not logged.
+	Log io.Writer
 }
 
 // New starts the app for t and stops it when t ends. Admin email is
@@ -74,7 +77,10 @@ func New(t testing.TB, opts ...Options) *App {
 
 	clock := &Clock{now: time.Now()}
 	log := slog.New(slog.DiscardHandler)
-	if testing.Verbose() {
+	switch {
+	case o.Log != nil:
+		log = slog.New(slog.NewTextHandler(o.Log, nil))
+	case testing.Verbose():
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	a, err := server.Build(ctx, cfg, server.Backends{

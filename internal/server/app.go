@@ -37,7 +37,9 @@ type Backends struct {
 
 // App is the assembled application.
 type App struct {
-	Handler  http.Handler
+	Handler http.Handler
+	// Pages are the parsed templates (tests list them).
+	Pages    *web.Pages
 	Sessions *scs.SessionManager
 	Users    *user.Store
 	Invites  *invite.Store
@@ -112,5 +114,5 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Admin:   admin.NewHandler(users, pages),
 		HSTS:    cfg.Mode == config.ModeAWS,
 	})
-	return &App{Handler: h, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Photos: photoServer}, nil
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Photos: photoServer}, nil
 }

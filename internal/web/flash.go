@@ -23,16 +23,22 @@ func SetFlash(w http.ResponseWriter, msg string) {
 	})
 }
 
-// takeFlash returns the pending flash message, if any, and clears it.
-func takeFlash(w http.ResponseWriter, r *http.Request) string {
+// peekFlash returns the pending flash message, if any, and whether a flash
+// cookie came with r (to be cleared by clearFlash once the page showing it
+// has rendered).
+func peekFlash(r *http.Request) (msg string, present bool) {
 	c, err := r.Cookie(flashCookie)
 	if err != nil {
-		return ""
+		return "", false
 	}
-	http.SetCookie(w, &http.Cookie{Name: flashCookie, Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	b, err := base64.RawURLEncoding.DecodeString(c.Value)
 	if err != nil || len(b) > 500 {
-		return ""
+		return "", true
 	}
-	return string(b)
+	return string(b), true
+}
+
+// clearFlash removes the flash cookie: its message has been shown.
+func clearFlash(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: flashCookie, Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 }

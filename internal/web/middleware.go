@@ -1,9 +1,11 @@
 package web
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -22,31 +24,51 @@ func RoutePattern(r *http.Request) string {
 }
 
 // AccessLog logs one line per request with the route pattern, status, bytes
-// and duration; never the raw path or query, which may hold tokens.
+// and duration; never the raw path or query, which may hold tokens. A
+// request whose client went away before any response is logged with status
+// 499, and one a handler aborted on purpose (a panic with
+// http.ErrAbortHandler, e.g. a download failing mid-stream) as "request
+// aborted", so neither reads as a 500.
 func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			start := time.Now()
-			next.ServeHTTP(ww, r)
-			route := RoutePattern(r)
-			if route == "" {
-				route = "unmatched"
+			line := func(msg string) {
+				route := RoutePattern(r)
+				if route == "" {
+					route = "unmatched"
+				}
+				status := ww.Status()
+				if status == 0 && r.Context().Err() != nil {
+					status = 499 // client closed the request (nginx's convention)
+				}
+				log.Info(msg,
+					"method", r.Method,
+					"route", route,
+					"status", status,
+					"bytes", ww.BytesWritten(),
+					"ms", time.Since(start).Milliseconds(),
+					"request_id", middleware.GetReqID(r.Context()),
+				)
 			}
-			log.Info("request",
-				"method", r.Method,
-				"route", route,
-				"status", ww.Status(),
-				"bytes", ww.BytesWritten(),
-				"ms", time.Since(start).Milliseconds(),
-				"request_id", middleware.GetReqID(r.Context()),
-			)
+			defer func() {
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						line("request aborted")
+					}
+					panic(v)
+				}
+			}()
+			next.ServeHTTP(ww, r)
+			line("request")
 		})
 	}
 }
 
 // Recover turns a panic into a logged 500 page instead of a dropped
-// connection.
+// connection. http.ErrAbortHandler passes through: it is how a handler
+// makes the client see that a response failed half-way.
 func (p *Pages) Recover(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -54,8 +76,8 @@ func (p *Pages) Recover(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				p.log.Error("panic", "panic", v, "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r))
-				p.Error(w, r, &Error{Status: http.StatusInternalServerError, Msg: "Something went wrong on our side. Please try again in a moment."})
+				p.log.Error("panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()), "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r))
+				p.Error(w, r, &Error{Status: http.StatusInternalServerError, Msg: internalErrorMsg})
 			}
 		}()
 		next.ServeHTTP(w, r)

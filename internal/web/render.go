@@ -2,12 +2,14 @@ package web
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"path"
+	"sort"
 	"strings"
 	"time"
 
@@ -22,8 +24,9 @@ type Viewer struct {
 	IsAdmin  bool
 }
 
-// Base is embedded in every page's data struct; Render fills Viewer and
-// RequestID. Title is the page title without the " · ndiro" suffix.
+// Base is embedded in every page's data struct; Render fills Viewer,
+// RequestID, Path and Page. Title is the page title without the " · ndiro"
+// suffix.
 type Base struct {
 	Title     string
 	Viewer    Viewer
@@ -31,6 +34,9 @@ type Base struct {
 	RequestID string
 	// Path is the request's path, to mark the current navigation link.
 	Path string
+	// Page is the template's name, e.g. "meal/list", written on <body> as
+	// data-page for styles and tests.
+	Page string
 }
 
 func (b *Base) base() *Base { return b }
@@ -48,7 +54,13 @@ type Pages struct {
 	tmpl   map[string]*template.Template
 	viewer func(*http.Request) Viewer
 	log    *slog.Logger
+	// internalError is the 500 page rendered at start, for when rendering
+	// itself fails.
+	internalError []byte
 }
+
+// internalErrorMsg is what a 500 page says: nothing of the cause.
+const internalErrorMsg = "Something went wrong on our side. Please try again in a moment."
 
 // baseFuncs are the template functions: few, pure, formatting only.
 var baseFuncs = template.FuncMap{
@@ -96,15 +108,33 @@ func NewPages(fsys fs.FS, static *Static, viewer func(*http.Request) Viewer, log
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := p.tmpl["errors/error"]; !ok {
+	t, ok := p.tmpl["errors/error"]
+	if !ok {
 		return nil, fmt.Errorf("web: template errors/error.html is missing")
 	}
+	var buf bytes.Buffer
+	data := &errorPage{Base: Base{Title: http.StatusText(http.StatusInternalServerError), Page: "errors/error"}, Status: http.StatusInternalServerError, Message: internalErrorMsg}
+	if err := t.Execute(&buf, data); err != nil {
+		return nil, fmt.Errorf("web: template errors/error.html: %w", err)
+	}
+	p.internalError = buf.Bytes()
 	return p, nil
+}
+
+// Names returns the name of every page template, e.g. "meal/list", sorted.
+func (p *Pages) Names() []string {
+	names := make([]string, 0, len(p.tmpl))
+	for n := range p.tmpl {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // Render executes page name with data into a buffer and, only if that
 // succeeds, writes it with status. A template error is returned (and becomes
-// a clean 500), never half a page.
+// a clean 500), never half a page. A pending flash message is shown on a
+// successful (status < 400) page and only then cleared.
 func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, name string, data Page) error {
 	t, ok := p.tmpl[name]
 	if !ok {
@@ -116,12 +146,17 @@ func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, name 
 	}
 	b.RequestID = middleware.GetReqID(r.Context())
 	b.Path = r.URL.Path
+	b.Page = name
+	var flashShown bool
 	if b.Flash == "" && status < 400 {
-		b.Flash = takeFlash(w, r)
+		b.Flash, flashShown = peekFlash(r)
 	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, data); err != nil {
 		return fmt.Errorf("web: render %s: %w", name, err)
+	}
+	if flashShown {
+		clearFlash(w)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -142,21 +177,58 @@ type errorPage struct {
 
 // Handle adapts a handler that returns an error. A *Error is shown with its
 // status, heading and message; any other error becomes a generic 500 page and
-// is logged with the request id. Errors after the response started are only
-// logged.
+// is logged with the request id. If the handler had already started the
+// response (a stream failing half-way), the error is only logged: a second
+// body would be appended to the first. A handler that must make the client
+// see a failure mid-stream panics with http.ErrAbortHandler instead.
 func (p *Pages) Handle(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			p.Error(w, r, err)
+		tw := &trackingWriter{ResponseWriter: w}
+		err := h(tw, r)
+		if err == nil {
+			return
 		}
+		if tw.started {
+			p.log.Error("request failed after the response started", "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r), "err", err)
+			return
+		}
+		p.Error(w, r, err)
 	}
 }
 
-// Error writes the error page for err, as Handle does.
+// trackingWriter records whether a response has started (a status or any
+// body written). Unwrap keeps http.ResponseController working through it.
+type trackingWriter struct {
+	http.ResponseWriter
+	started bool
+}
+
+func (w *trackingWriter) WriteHeader(code int) {
+	// 1xx informational responses do not start the final response.
+	if code >= 200 {
+		w.started = true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *trackingWriter) Write(b []byte) (int, error) {
+	w.started = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *trackingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Error writes the error page for err, as Handle does. A request whose
+// client has gone away (its context cancelled) gets nothing and is logged
+// at info; the access log records it as 499.
 func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
+		p.log.Info("client went away", "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r))
+		return
+	}
 	e, ok := AsError(err)
 	if !ok {
-		e = &Error{Status: http.StatusInternalServerError, Msg: "Something went wrong on our side. Please try again in a moment.", Err: err}
+		e = &Error{Status: http.StatusInternalServerError, Msg: internalErrorMsg, Err: err}
 	}
 	attrs := []any{"status", e.Status, "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r)}
 	if e.Err != nil {
@@ -173,8 +245,12 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	data := &errorPage{Base: Base{Title: title}, Status: e.Status, Message: e.Msg}
 	if rerr := p.Render(w, r, e.Status, "errors/error", data); rerr != nil {
-		p.log.Error("error page failed", "err", rerr)
-		http.Error(w, e.Msg, e.Status)
+		p.log.Error("error page failed", "request_id", middleware.GetReqID(r.Context()), "err", rerr)
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write(p.internalError)
 	}
 }
 

@@ -1,0 +1,170 @@
+package server_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"ndiro/internal/apptest"
+	"ndiro/internal/localenv"
+)
+
+// syncBuffer is a log sink safe to read while the app writes to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// tour signs in an admin with a meal (photo, notes, numbers) and an open
+// invite, then visits every page as its audience would. It returns the
+// responses by path and the invite token.
+func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string) {
+	t.Helper()
+	admin := app.Client()
+	admin.SignIn("admin@example.com")
+	form := url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}, "notes": {"Lentil soup with bread"},
+		"kcal": {"512.5"}, "protein_g": {"21"}, "hunger": {"4"}}
+	if resp := admin.PostMultipart("/meals", form, apptest.File{Field: "photo", Name: "small.jpg", Body: apptest.Photo(t, "small.jpg")}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add meal = %d", resp.StatusCode)
+	}
+	ms, err := app.Meals.All(t.Context(), localenv.Subject("admin@example.com"))
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("meals = %v, %v", ms, err)
+	}
+	tok := admin.CreateInvite(url.Values{"role": {"owner"}, "email": {"friend@example.com"}})
+	anon := app.Client()
+	got := map[string]*apptest.Response{}
+	for _, v := range []struct {
+		c    *apptest.Client
+		path string
+	}{
+		{anon, "/"},
+		{anon, "/invite/" + tok},
+		{anon, "/no-such-page"},
+		{anon, "/healthz"},
+		{anon, "/static/app.css"},
+		{anon, "/meals"},
+		{admin, "/meals?month=2026-09"},
+		{admin, "/meals?from=2026-08-30&to=2026-09-02"},
+		{admin, "/meals/new"},
+		{admin, "/meals/2026-09-01/" + ms[0].ID + "/edit"},
+		{admin, ms[0].ThumbURL()},
+		{admin, "/account"},
+		{admin, "/admin/users"},
+		{admin, "/admin/invites"},
+	} {
+		got[v.path] = v.c.Get(v.path)
+	}
+	return got, tok
+}
+
+// TestEveryPageRenders visits the app and checks that every page template
+// rendered at least once, with realistic data, as a whole HTML page.
+func TestEveryPageRenders(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	responses, _ := tour(t, app)
+	seen := map[string]bool{}
+	for path, resp := range responses {
+		page, ok := resp.Doc().Find("body").Attr("data-page")
+		if !ok {
+			continue // not a page: a photo, a redirect, a static file
+		}
+		seen[page] = true
+		if resp.Doc().Find("h1").Length() == 0 {
+			t.Errorf("%s (%s) has no heading", path, page)
+		}
+	}
+	var rendered []string
+	for p := range seen {
+		rendered = append(rendered, p)
+	}
+	sort.Strings(rendered)
+	if d := cmp.Diff(app.Pages.Names(), rendered); d != "" {
+		t.Errorf("page templates rendered by the tour (-all +rendered):\n%s", d)
+	}
+}
+
+// TestSecurityHeaders checks the literal headers a browser relies on, on
+// every kind of response: pages, errors, redirects, photos, static files.
+func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	responses, _ := tour(t, app)
+	want := map[string]string{
+		"X-Content-Type-Options":  "nosniff",
+		"X-Frame-Options":         "DENY",
+		"Referrer-Policy":         "same-origin",
+		"Content-Security-Policy": "default-src 'self'; img-src 'self' blob: data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+	}
+	for path, resp := range responses {
+		for name, v := range want {
+			got := resp.Header.Get(name)
+			if name == "Referrer-Policy" && strings.HasPrefix(path, "/invite/") {
+				v = "no-referrer" // the token is in the URL
+			}
+			if got != v {
+				t.Errorf("%s (%d): %s = %q, want %q", path, resp.StatusCode, name, got, v)
+			}
+		}
+	}
+}
+
+// TestLogsHoldNoTokens follows an invite link through sign-up and checks
+// that no log line holds the invite token, the OIDC state or code, the
+// session cookie or the email.
+func TestLogsHoldNoTokens(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	app := apptest.New(t, apptest.Options{Log: &log})
+	_, tok := tour(t, app)
+	friend := app.Client()
+	authURL := friend.StartSignIn("/login?invite=" + tok)
+	callback := friend.Authorize(authURL, "friend@example.com")
+	if resp := friend.Get(callback); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-up through the invite = %d", resp.StatusCode)
+	}
+	cb, _ := url.Parse(callback)
+	secrets := map[string]string{
+		"invite token": tok,
+		"state":        cb.Query().Get("state"),
+		"code":         cb.Query().Get("code"),
+		"email":        "friend@example.com",
+		"admin email":  "admin@example.com",
+	}
+	u, _ := url.Parse(app.URL)
+	for _, c := range friend.HTTP.Jar.Cookies(u) {
+		secrets["cookie "+c.Name] = c.Value
+	}
+	logged := log.String()
+	if !strings.Contains(logged, `route=/invite/{token}`) {
+		t.Fatalf("the access log has no line for the invite route:\n%s", logged)
+	}
+	for name, s := range secrets {
+		if s == "" {
+			t.Errorf("%s is empty: the test checks nothing", name)
+			continue
+		}
+		if strings.Contains(logged, s) {
+			t.Errorf("the log holds the %s", name)
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+)
+
+// syncBuffer is a log sink safe to read while handlers write to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testPages parses a small template set: a page that fails to render when
+// its data says so, and an error page that fails for status 418.
+func testPages(t *testing.T, log io.Writer) *Pages {
+	t.Helper()
+	fsys := fstest.MapFS{
+		"base.html":          {Data: []byte(`<!doctype html><title>{{.Title}}</title><body data-page="{{.Page}}">{{with .Flash}}<p class="flash">{{.}}</p>{{end}}{{template "content" .}}</body>`)},
+		"partials/none.html": {Data: []byte(`{{define "none"}}{{end}}`)},
+		"errors/error.html":  {Data: []byte(`{{define "content"}}{{if eq .Status 418}}{{index .Message 1000}}{{end}}<h1>{{.Title}}</h1><p>{{.Message}}</p>{{end}}`)},
+		"t/page.html":        {Data: []byte(`{{define "content"}}<p>{{.Text}}</p>{{if .Fail}}{{index .Text 1000}}{{end}}{{end}}`)},
+	}
+	st, err := NewStatic(fstest.MapFS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPages(fsys, st, nil, slog.New(slog.NewTextHandler(log, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type testPage struct {
+	Base
+	Text string
+	Fail bool
+}
+
+func TestHandleAfterResponseStarted(t *testing.T) {
+	var log syncBuffer
+	p := testPages(t, &log)
+	h := p.Handle(func(w http.ResponseWriter, r *http.Request) error {
+		w.Write([]byte("partial body"))
+		return errors.New("stream broke")
+	})
+	rec := httptest.NewRecorder()
+	h(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if rec.Code != http.StatusOK || rec.Body.String() != "partial body" {
+		t.Errorf("response = %d %q, want 200 with only the partial body (no error page appended)", rec.Code, rec.Body.String())
+	}
+	if !strings.Contains(log.String(), "request failed after the response started") || !strings.Contains(log.String(), "stream broke") {
+		t.Errorf("log = %q, want the failure logged", log.String())
+	}
+}
+
+func TestErrorPages(t *testing.T) {
+	var log syncBuffer
+	p := testPages(t, &log)
+	for _, tc := range []struct {
+		name       string
+		err        error
+		status     int
+		body, hide string
+	}{
+		{"user error", &Error{Status: http.StatusNotFound, Title: "Meal not found", Msg: "There is no such meal."}, 404, "There is no such meal.", ""},
+		{"internal error", errors.New("dynamodb: secret-table-name unreachable"), 500, internalErrorMsg, "secret-table-name"},
+		{"error page fails to render", &Error{Status: http.StatusTeapot, Msg: "short and stout"}, 500, internalErrorMsg, "short and stout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			p.Handle(func(http.ResponseWriter, *http.Request) error { return tc.err })(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
+			if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.body) {
+				t.Errorf("status %d body %q, want %d with %q", rec.Code, rec.Body.String(), tc.status, tc.body)
+			}
+			if tc.hide != "" && strings.Contains(rec.Body.String(), tc.hide) {
+				t.Errorf("body %q shows %q", rec.Body.String(), tc.hide)
+			}
+			if got := rec.Header().Get("Content-Type"); got != "text/html; charset=utf-8" {
+				t.Errorf("Content-Type = %q", got)
+			}
+		})
+	}
+}
+
+func TestRecoverHidesInternals(t *testing.T) {
+	var log syncBuffer
+	p := testPages(t, &log)
+	h := AccessLog(slog.New(slog.NewTextHandler(&log, nil)))(p.Recover(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		panic("nil map in secret-handler")
+	})))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), internalErrorMsg) || strings.Contains(rec.Body.String(), "secret-handler") {
+		t.Errorf("panic = %d %q, want 500 with the generic message and no internals", rec.Code, rec.Body.String())
+	}
+	if !strings.Contains(log.String(), "nil map in secret-handler") || !strings.Contains(log.String(), "status=500") {
+		t.Errorf("log = %q, want the panic and a 500 logged", log.String())
+	}
+}
+
+// TestAbortIsNotA500: a handler that aborts on purpose reaches the client as
+// a broken response, and the access log says aborted, not 500.
+func TestAbortIsNotA500(t *testing.T) {
+	var log syncBuffer
+	p := testPages(t, &log)
+	srv := httptest.NewServer(AccessLog(slog.New(slog.NewTextHandler(&log, nil)))(p.Recover(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/zip")
+		w.Write(bytes.Repeat([]byte("z"), 64<<10))
+		panic(http.ErrAbortHandler)
+	}))))
+	srv.Config.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if err == nil {
+		t.Error("the client read an aborted response to its end without an error")
+	}
+	got := log.String()
+	if !strings.Contains(got, `msg="request aborted"`) || strings.Contains(got, "status=500") || strings.Contains(got, "level=ERROR") {
+		t.Errorf("log = %q, want one \"request aborted\" line and no 500 or error", got)
+	}
+}
+
+// TestFlashSurvivesFailedRender: a flash is cleared only by a page that
+// rendered and showed it.
+func TestFlashSurvivesFailedRender(t *testing.T) {
+	var log syncBuffer
+	p := testPages(t, &log)
+	req := func() *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		rec := httptest.NewRecorder()
+		SetFlash(rec, "Meal saved.")
+		r.AddCookie(rec.Result().Cookies()[0])
+		return r
+	}
+	cleared := func(rec *httptest.ResponseRecorder) bool {
+		for _, c := range rec.Result().Cookies() {
+			if c.Name == flashCookie && c.MaxAge < 0 {
+				return true
+			}
+		}
+		return false
+	}
+
+	rec := httptest.NewRecorder()
+	if err := p.Render(rec, req(), http.StatusOK, "t/page", &testPage{Text: "x", Fail: true}); err == nil {
+		t.Fatal("Render of a failing page = nil error")
+	}
+	if cleared(rec) {
+		t.Error("a page that failed to render cleared the flash")
+	}
+
+	rec = httptest.NewRecorder()
+	if err := p.Render(rec, req(), http.StatusOK, "t/page", &testPage{Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if !cleared(rec) || !strings.Contains(rec.Body.String(), `<p class="flash">Meal saved.</p>`) {
+		t.Errorf("rendered page: flash cleared=%v body %q; want it shown and cleared", cleared(rec), rec.Body.String())
+	}
+	if !strings.Contains(rec.Body.String(), `data-page="t/page"`) {
+		t.Errorf("body %q does not name its page", rec.Body.String())
+	}
+}
