@@ -30,9 +30,10 @@ func chromiumPath(t *testing.T) string {
 }
 
 // TestBrowserPhotoCaching drives headless Chromium through the app: sign
-// in, add a meal with phone-portrait.jpg, open the month page, reload it
-// twice. The second reload must send no photo request to the server (the
-// thumbnail is immutable for a year), and the thumbnail must stand upright.
+// in, add a meal with phone-portrait-small.jpg (stored landscape, EXIF
+// orientation 6), open the month page, reload it twice. The second reload
+// must send no photo request to the server (the thumbnail is immutable for
+// a year), and the thumbnail must stand upright.
 func TestBrowserPhotoCaching(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives a browser")
@@ -69,7 +70,7 @@ func TestBrowserPhotoCaching(t *testing.T) {
 	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 
-	photoFile := filepath.Join(apptest.PhotosDir(t), "phone-portrait.jpg")
+	photoFile := filepath.Join(apptest.PhotosDir(t), "phone-portrait-small.jpg")
 	if _, err := os.Stat(photoFile); err != nil {
 		t.Fatal(err)
 	}

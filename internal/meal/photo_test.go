@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image"
+	"image/color"
 	"image/jpeg"
+	"image/png"
 	"io"
 	"net/http"
 	"net/url"
@@ -52,19 +55,23 @@ func upload(c *apptest.Client, path, file string, body []byte, kv ...string) *ap
 	return c.PostMultipart(path, mealForm(kv...), apptest.File{Field: "photo", Name: file, Body: body})
 }
 
-// TestUploadFixtures sends every shared photo through the add form.
+// TestUploadFixtures sends each kind of file through the add form. The
+// accepted ones are small (full-size decoding is the pipeline's test): the
+// phone photos at quarter size with their EXIF (orientation, GPS, camera),
+// a small PNG with transparent corners, WebP; the refused ones are the
+// fixtures as they are.
 func TestUploadFixtures(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		file     string
-		msg      string // the form's photo message; "" = accepted
+		body     func(testing.TB) []byte // nil: the fixture file itself
+		msg      string                  // the form's photo message; "" = accepted
 		portrait bool
 	}{
-		{file: "phone-portrait.jpg", portrait: true},
-		{file: "phone-landscape.jpg"},
+		{file: "phone-portrait-small.jpg", portrait: true},
+		{file: "phone-landscape-small.jpg"},
 		{file: "small.jpg"},
-		{file: "progressive.jpg"},
-		{file: "screenshot.png", portrait: true},
+		{file: "screenshot.png", body: smallPNG, portrait: true},
 		{file: "photo.webp"},
 		{file: "not-an-image.jpg", msg: "not a JPEG, PNG or WebP image"},
 		{file: "truncated.jpg", msg: "damaged or incomplete"},
@@ -75,7 +82,11 @@ func TestUploadFixtures(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
 			app, c := signedIn(t)
-			resp := upload(c, "/meals", tc.file, apptest.Photo(t, tc.file), "notes", "with photo")
+			body := apptest.Photo
+			if tc.body != nil {
+				body = func(t testing.TB, _ string) []byte { return tc.body(t) }
+			}
+			resp := upload(c, "/meals", tc.file, body(t, tc.file), "notes", "with photo")
 			if tc.msg != "" {
 				if resp.StatusCode != http.StatusUnprocessableEntity {
 					t.Fatalf("status = %d, want 422", resp.StatusCode)
@@ -138,6 +149,25 @@ func TestUploadFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// smallPNG is a 117x253 RGBA PNG, a screenshot's shape, whose corner pixels
+// are fully transparent.
+func smallPNG(t testing.TB) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, 117, 253))
+	for y := 0; y < 253; y++ {
+		for x := 0; x < 117; x++ {
+			if (x < 6 || x > 110) && (y < 6 || y > 246) {
+				continue // transparent corner
+			}
+			img.Set(x, y, color.NRGBA{R: uint8(x * 2), G: uint8(y), B: 90, A: 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 func TestUploadTooLarge(t *testing.T) {
@@ -300,7 +330,7 @@ func TestCaptureTimeOffer(t *testing.T) {
 	t.Parallel()
 	app, c := signedIn(t)
 	// Date and time left at the defaults the form offered.
-	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.SmallWithEXIF(t, "phone-portrait.jpg"),
+	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait-small.jpg"),
 		"date", "2026-09-01", "time", "12:30", "default_date", "2026-09-01", "default_time", "12:30")
 	m := allMeals(t, app, admin)[0]
 	if want := "/meals/2026-09-01/" + m.ID + "/edit?offer=taken"; resp.Location() != want {
@@ -333,7 +363,7 @@ func TestCaptureTimeOffer(t *testing.T) {
 	}
 
 	// Changed date: no offer.
-	resp = upload(c, "/meals", "phone-portrait.jpg", apptest.SmallWithEXIF(t, "phone-portrait.jpg"),
+	resp = upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait-small.jpg"),
 		"date", "2026-09-02", "time", "12:30", "default_date", "2026-09-01", "default_time", "12:30")
 	if strings.Contains(resp.Location(), "offer") {
 		t.Errorf("offer made although the date was changed: %s", resp.Location())
@@ -345,7 +375,7 @@ func TestNoOfferForARecentPhoto(t *testing.T) {
 	app, c := signedIn(t)
 	// phone-portrait.jpg was taken 2024-06-14 12:31:07; the form's defaults
 	// are half an hour earlier: that is the meal being logged, no offer.
-	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.SmallWithEXIF(t, "phone-portrait.jpg"),
+	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait-small.jpg"),
 		"date", "2024-06-14", "time", "12:00", "default_date", "2024-06-14", "default_time", "12:00")
 	if resp.StatusCode != http.StatusSeeOther || strings.Contains(resp.Location(), "offer") {
 		t.Fatalf("upload = %d → %q, want 303 to the month without an offer", resp.StatusCode, resp.Location())
