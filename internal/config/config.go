@@ -5,10 +5,11 @@ package config
 import (
 	"fmt"
 	"net"
-	"net/mail"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"ndiro/internal/email"
 )
 
 // Mode says where ndiro keeps its data and who signs people in.
@@ -112,11 +113,11 @@ func Load(getenv func(string) string) (Config, error) {
 		admins = "admin@example.com"
 	}
 	for _, e := range strings.Split(admins, ",") {
-		e = strings.ToLower(strings.TrimSpace(e))
+		e = email.Normalize(e)
 		if e == "" {
 			continue
 		}
-		if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
+		if !email.Valid(e) {
 			bad("ADMIN_EMAILS holds %q, which is not an email address", e)
 			continue
 		}

@@ -10,43 +10,42 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// ScanAll runs a Scan to its end, following LastEvaluatedKey, and returns
-// every item unmarshalled as T. Scans are for the small admin and owner
-// lists DESIGN.md allows them for, never for a hot path. in is not modified.
-func ScanAll[T any](ctx context.Context, db *dynamodb.Client, in *dynamodb.ScanInput) ([]T, error) {
-	req := *in
-	return collect[T]("scan "+aws.ToString(in.TableName), func(start map[string]types.AttributeValue) ([]map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
-		req.ExclusiveStartKey = start
-		out, err := db.Scan(ctx, &req)
+// ScanAll runs a Scan to its end with the SDK's paginator (following
+// LastEvaluatedKey) and returns every item unmarshalled as T, never nil.
+// Scans are for the small admin and owner lists DESIGN.md allows them for,
+// never for a hot path. in is not modified.
+func ScanAll[T any](ctx context.Context, db dynamodb.ScanAPIClient, in *dynamodb.ScanInput) ([]T, error) {
+	p := dynamodb.NewScanPaginator(db, in)
+	return collect[T](ctx, "scan "+aws.ToString(in.TableName), p.HasMorePages, func(ctx context.Context) ([]map[string]types.AttributeValue, error) {
+		out, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return out.Items, out.LastEvaluatedKey, nil
+		return out.Items, nil
 	})
 }
 
-// QueryAll runs a Query to its end, following LastEvaluatedKey (a result can
-// span several 1 MB pages), and returns every item unmarshalled as T. It is
-// one logical Query however many pages it takes. in is not modified.
-func QueryAll[T any](ctx context.Context, db *dynamodb.Client, in *dynamodb.QueryInput) ([]T, error) {
-	req := *in
-	return collect[T]("query "+aws.ToString(in.TableName), func(start map[string]types.AttributeValue) ([]map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
-		req.ExclusiveStartKey = start
-		out, err := db.Query(ctx, &req)
+// QueryAll runs a Query to its end with the SDK's paginator (a result can
+// span several 1 MB pages) and returns every item unmarshalled as T, never
+// nil. It is one logical Query however many pages it takes. in is not
+// modified.
+func QueryAll[T any](ctx context.Context, db dynamodb.QueryAPIClient, in *dynamodb.QueryInput) ([]T, error) {
+	p := dynamodb.NewQueryPaginator(db, in)
+	return collect[T](ctx, "query "+aws.ToString(in.TableName), p.HasMorePages, func(ctx context.Context) ([]map[string]types.AttributeValue, error) {
+		out, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return out.Items, out.LastEvaluatedKey, nil
+		return out.Items, nil
 	})
 }
 
-// collect calls page from the start until it returns no LastEvaluatedKey,
-// decoding every item. The result is never nil.
-func collect[T any](what string, page func(start map[string]types.AttributeValue) (items []map[string]types.AttributeValue, last map[string]types.AttributeValue, err error)) ([]T, error) {
+// collect reads pages while more reports there are some, decoding every
+// item.
+func collect[T any](ctx context.Context, what string, more func() bool, next func(context.Context) ([]map[string]types.AttributeValue, error)) ([]T, error) {
 	all := []T{}
-	var start map[string]types.AttributeValue
-	for {
-		items, last, err := page(start)
+	for more() {
+		items, err := next(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("dynamo: %s: %w", what, err)
 		}
@@ -55,9 +54,6 @@ func collect[T any](what string, page func(start map[string]types.AttributeValue
 			return nil, fmt.Errorf("dynamo: %s: decode: %w", what, err)
 		}
 		all = append(all, decoded...)
-		if len(last) == 0 {
-			return all, nil
-		}
-		start = last
 	}
+	return all, nil
 }

@@ -214,6 +214,20 @@ func TestTerraformBucketIsPrivate(t *testing.T) {
 	}
 }
 
+// iamActions returns the IAM actions an SDK operation needs, where they
+// differ from its name (AWS's service authorization reference).
+func iamActions(op string) []string {
+	switch op {
+	case "s3:HeadBucket", "s3:ListObjectsV2":
+		return []string{"s3:ListBucket"}
+	case "s3:CopyObject": // read the source, write the copy
+		return []string{"s3:GetObject", "s3:PutObject"}
+	case "s3:DeleteObjects":
+		return []string{"s3:DeleteObject"}
+	}
+	return []string{op}
+}
+
 // localOnly are SDK operations only local mode and tests use: AWS tables
 // and buckets come from Terraform.
 var localOnly = map[string]bool{"dynamodb:CreateTable": true, "dynamodb:DeleteTable": true}
@@ -233,13 +247,10 @@ func TestIAMPolicyMatchesCode(t *testing.T) {
 				return err
 			}
 			for _, m := range inputs.FindAllStringSubmatch(string(src), -1) {
-				action := m[1] + ":" + m[2]
-				switch action {
-				case "s3:HeadBucket", "s3:ListObjectsV2":
-					action = "s3:ListBucket"
-				}
-				if !localOnly[action] {
-					used[action] = true
+				for _, action := range iamActions(m[1] + ":" + m[2]) {
+					if !localOnly[action] {
+						used[action] = true
+					}
 				}
 			}
 			return nil

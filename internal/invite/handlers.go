@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"ndiro/internal/email"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
@@ -47,8 +48,8 @@ type Form struct {
 // adminID at now. Errors are per field in f.Errors; ok is false if any.
 func (f *Form) Parse(adminID string, now time.Time) (inv Invite, ok bool) {
 	f.Errors = map[string]string{}
-	email := strings.ToLower(strings.TrimSpace(f.Email))
-	if email != "" && !user.ValidEmail(email) {
+	addr := email.Normalize(f.Email)
+	if addr != "" && !email.Valid(addr) {
 		f.Errors["email"] = "Enter a whole email address, like friend@example.com, or leave it empty to let anyone use the link."
 	}
 	days := DefaultExpiryDays
@@ -71,7 +72,7 @@ func (f *Form) Parse(adminID string, now time.Time) (inv Invite, ok bool) {
 		return Invite{}, false
 	}
 	return Invite{
-		Email:     email,
+		Email:     addr,
 		Role:      role,
 		CreatedBy: adminID,
 		CreatedAt: now.UTC(),

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -95,10 +95,15 @@ func (s *Store) Create(ctx context.Context, inv Invite) (*Invite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invite: create: encode: %w", err)
 	}
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("invite_token"))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("invite: create: %w", err)
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.table),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(invite_token)"),
+		TableName:                aws.String(s.table),
+		Item:                     item,
+		ConditionExpression:      cond.Condition(),
+		ExpressionAttributeNames: cond.Names(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("invite: create: %w", err)
@@ -150,24 +155,27 @@ func (s *Store) Claim(ctx context.Context, tok, userID, email string, now time.T
 	if !token.Valid(tok) {
 		return nil, fmt.Errorf("invite: claim: %w", ErrNotFound)
 	}
+	name := expression.Name
+	claimedBy, mail := name("claimed_by"), name("email")
+	expr, err := expression.NewBuilder().
+		WithCondition(expression.AttributeExists(name("invite_token")).
+			And(expression.AttributeNotExists(name("revoked_at"))).
+			And(name("expires_at").GreaterThan(expression.Value(now.Unix()))).
+			And(expression.AttributeNotExists(claimedBy).Or(claimedBy.Equal(expression.Value(userID)))).
+			And(expression.AttributeNotExists(mail).Or(mail.Equal(expression.Value(email))))).
+		WithUpdate(expression.Set(claimedBy, expression.Value(userID)).
+			Set(name("claimed_at"), expression.IfNotExists(name("claimed_at"), expression.Value(now.UTC().Format(time.RFC3339Nano))))).
+		Build()
+	if err != nil {
+		return nil, fmt.Errorf("invite: claim: %w", err)
+	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:        aws.String(s.table),
-		Key:              key(tok),
-		UpdateExpression: aws.String("SET #claimed_by = :uid, #claimed_at = if_not_exists(#claimed_at, :now)"),
-		ConditionExpression: aws.String("attribute_exists(#tok) AND attribute_not_exists(#revoked_at)" +
-			" AND #expires_at > :nowsec" +
-			" AND (attribute_not_exists(#claimed_by) OR #claimed_by = :uid)" +
-			" AND (attribute_not_exists(#email) OR #email = :email)"),
-		ExpressionAttributeNames: map[string]string{
-			"#tok": "invite_token", "#claimed_by": "claimed_by", "#claimed_at": "claimed_at",
-			"#revoked_at": "revoked_at", "#expires_at": "expires_at", "#email": "email",
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":uid":    &types.AttributeValueMemberS{Value: userID},
-			":now":    &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)},
-			":nowsec": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)},
-			":email":  &types.AttributeValueMemberS{Value: email},
-		},
+		TableName:                           aws.String(s.table),
+		Key:                                 key(tok),
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -228,13 +236,21 @@ func (s *Store) Revoke(ctx context.Context, tok string, now time.Time) error {
 	if !token.Valid(tok) {
 		return fmt.Errorf("invite: revoke: %w", ErrNotFound)
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	name := expression.Name
+	expr, err := expression.NewBuilder().
+		WithCondition(expression.AttributeExists(name("invite_token")).And(expression.AttributeNotExists(name("claimed_by")))).
+		WithUpdate(expression.Set(name("revoked_at"), expression.IfNotExists(name("revoked_at"), expression.Value(now.UTC().Format(time.RFC3339Nano))))).
+		Build()
+	if err != nil {
+		return fmt.Errorf("invite: revoke: %w", err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
 		Key:                                 key(tok),
-		UpdateExpression:                    aws.String("SET #revoked_at = if_not_exists(#revoked_at, :now)"),
-		ConditionExpression:                 aws.String("attribute_exists(#tok) AND attribute_not_exists(#claimed_by)"),
-		ExpressionAttributeNames:            map[string]string{"#tok": "invite_token", "#revoked_at": "revoked_at", "#claimed_by": "claimed_by"},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":now": &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)}},
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if dynamo.IsConditionFailed(err) {

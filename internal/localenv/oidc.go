@@ -7,12 +7,13 @@ import (
 	"html/template"
 	"net"
 	"net/http"
-	"net/mail"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/oauth2-proxy/mockoidc"
+
+	"ndiro/internal/email"
 )
 
 // startOIDC starts mockoidc on a loopback port with a sign-in page in front
@@ -46,14 +47,14 @@ func startOIDC() (*mockoidc.MockOIDC, error) {
 				signInPage(w, r, "")
 				return
 			}
-			email, ok := parseEmail(raw)
-			if !ok {
+			addr := email.Normalize(raw)
+			if !email.Valid(addr) {
 				signInPage(w, r, "Type a whole email address, like friend@example.com.")
 				return
 			}
 			m.QueueUser(&mockoidc.MockUser{
-				Subject:       Subject(email),
-				Email:         email,
+				Subject:       Subject(addr),
+				Email:         addr,
 				EmailVerified: r.Form.Get("email_verified") != "false",
 			})
 			next.ServeHTTP(w, r)
@@ -77,14 +78,6 @@ func startOIDC() (*mockoidc.MockOIDC, error) {
 func Subject(email string) string {
 	sum := sha256.Sum256([]byte("ndiro-local-sub:" + strings.ToLower(email)))
 	return "local-" + hex.EncodeToString(sum[:10])
-}
-
-func parseEmail(s string) (string, bool) {
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s || !strings.Contains(s[strings.IndexByte(s, '@')+1:], ".") {
-		return "", false
-	}
-	return strings.ToLower(s), true
 }
 
 type signInData struct {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -17,6 +17,21 @@ import (
 // ErrNotFound is returned for a meal that does not exist or belongs to
 // someone else: the two are indistinguishable by design.
 var ErrNotFound = errors.New("meal not found")
+
+// Conditions on a meal's sort key: a create must not overwrite, a delete
+// must find the meal.
+var (
+	newKey      = mustBuild(expression.AttributeNotExists(expression.Name("sk")))
+	existingKey = mustBuild(expression.AttributeExists(expression.Name("sk")))
+)
+
+func mustBuild(c expression.ConditionBuilder) expression.Expression {
+	e, err := expression.NewBuilder().WithCondition(c).Build()
+	if err != nil {
+		panic(err) // a constant expression: fails at start-up in every test
+	}
+	return e
+}
 
 // Store reads and writes the meals table.
 type Store struct {
@@ -67,9 +82,10 @@ func (s *Store) Create(ctx context.Context, m *Meal) error {
 			return fmt.Errorf("meal: create: encode: %w", err)
 		}
 		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:           aws.String(s.table),
-			Item:                item,
-			ConditionExpression: aws.String("attribute_not_exists(sk)"),
+			TableName:                aws.String(s.table),
+			Item:                     item,
+			ConditionExpression:      newKey.Condition(),
+			ExpressionAttributeNames: newKey.Names(),
 		})
 		if dynamo.IsConditionFailed(err) {
 			if !chosen && attempt < 3 {
@@ -125,14 +141,18 @@ func (s *Store) Update(ctx context.Context, m *Meal) error {
 		m.Version = read
 		return fmt.Errorf("meal: update: encode: %w", err)
 	}
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("sk")).
+		And(expression.Name("version").Equal(expression.Value(read)))).Build()
+	if err != nil {
+		m.Version = read
+		return fmt.Errorf("meal: update: %w", err)
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(s.table),
-		Item:                     item,
-		ConditionExpression:      aws.String("attribute_exists(sk) AND #v = :v"),
-		ExpressionAttributeNames: map[string]string{"#v": "version"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(read, 10)},
-		},
+		TableName:                           aws.String(s.table),
+		Item:                                item,
+		ConditionExpression:                 cond.Condition(),
+		ExpressionAttributeNames:            cond.Names(),
+		ExpressionAttributeValues:           cond.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err != nil {
@@ -163,10 +183,11 @@ func mustDate(s string) Date {
 // or ErrNotFound if there was none.
 func (s *Store) Delete(ctx context.Context, userID string, d Date, id string) (*Meal, error) {
 	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 key(userID, SortKey(d, id)),
-		ConditionExpression: aws.String("attribute_exists(sk)"),
-		ReturnValues:        types.ReturnValueAllOld,
+		TableName:                aws.String(s.table),
+		Key:                      key(userID, SortKey(d, id)),
+		ConditionExpression:      existingKey.Condition(),
+		ExpressionAttributeNames: existingKey.Names(),
+		ReturnValues:             types.ReturnValueAllOld,
 	})
 	if dynamo.IsConditionFailed(err) {
 		return nil, fmt.Errorf("meal: delete: %w", ErrNotFound)
@@ -184,7 +205,7 @@ func (s *Store) Delete(ctx context.Context, userID string, d Date, id string) (*
 // Month returns userID's meals in month m, oldest first, with ONE Query:
 // begins_with(sk, "2026-09-"), following LastEvaluatedKey across 1 MB pages.
 func (s *Store) Month(ctx context.Context, userID string, m Month) ([]Meal, error) {
-	meals, err := s.query(ctx, userID, "begins_with(sk, :a)", m.Prefix())
+	meals, err := s.query(ctx, userID, expression.KeyBeginsWith(expression.Key("sk"), m.Prefix()))
 	if err != nil {
 		return nil, fmt.Errorf("meal: month %s: %w", m, err)
 	}
@@ -199,7 +220,7 @@ func (s *Store) Window(ctx context.Context, userID string, from, to Date) ([]Mea
 	if err != nil {
 		return nil, fmt.Errorf("meal: window: %w", err)
 	}
-	meals, err := s.query(ctx, userID, "sk BETWEEN :a AND :b", lo, hi)
+	meals, err := s.query(ctx, userID, expression.KeyBetween(expression.Key("sk"), expression.Value(lo), expression.Value(hi)))
 	if err != nil {
 		return nil, fmt.Errorf("meal: window %s..%s: %w", from, to, err)
 	}
@@ -209,29 +230,30 @@ func (s *Store) Window(ctx context.Context, userID string, from, to Date) ([]Mea
 // All returns every meal of userID, oldest first (export and account
 // deletion). It pages through the partition with one Query.
 func (s *Store) All(ctx context.Context, userID string) ([]Meal, error) {
-	meals, err := s.query(ctx, userID, "")
+	meals, err := s.query(ctx, userID)
 	if err != nil {
 		return nil, fmt.Errorf("meal: all: %w", err)
 	}
 	return meals, nil
 }
 
-// query runs one Query on userID's partition, with skCond ("" for none) on
-// the sort key using the values :a, :b, … in order, to its last page.
-func (s *Store) query(ctx context.Context, userID, skCond string, skValues ...string) ([]Meal, error) {
-	cond := "user_id = :u"
-	if skCond != "" {
-		cond += " AND " + skCond
+// query runs one Query on userID's partition, with at most one sort-key
+// condition, to its last page.
+func (s *Store) query(ctx context.Context, userID string, sk ...expression.KeyConditionBuilder) ([]Meal, error) {
+	cond := expression.Key("user_id").Equal(expression.Value(userID))
+	if len(sk) > 0 {
+		cond = cond.And(sk[0])
 	}
-	vals := map[string]types.AttributeValue{":u": &types.AttributeValueMemberS{Value: userID}}
-	for i, v := range skValues {
-		vals[":"+string(rune('a'+i))] = &types.AttributeValueMemberS{Value: v}
+	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
+	if err != nil {
+		return nil, err
 	}
 	return dynamo.QueryAll[Meal](ctx, s.db, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		Limit:                     s.limit(),
-		KeyConditionExpression:    aws.String(cond),
-		ExpressionAttributeValues: vals,
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
 	})
 }
 

@@ -151,11 +151,7 @@ func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
 	if cur.HasPhoto() {
 		from, to := cur.PhotoKeys(), moved.PhotoKeys()
 		for i := range from {
-			obj, err := h.photos.Get(ctx, cur.UserID, from[i])
-			if err == nil {
-				err = h.photos.Put(ctx, to[i], obj.Body, obj.Version)
-			}
-			if err != nil {
+			if err := h.photos.Copy(ctx, cur.UserID, from[i], to[i]); err != nil {
 				h.deletePhoto(ctx, cur.UserID, to[:i])
 				return err
 			}

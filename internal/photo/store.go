@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 )
 
 // Size names one of the two stored copies of a photo.
@@ -113,8 +115,7 @@ func (s *Store) Get(ctx context.Context, ownerID, key string) (*Object, error) {
 		return nil, ErrOutsidePrefix
 	}
 	out, err := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
-	var nsk *types.NoSuchKey
-	if errors.As(err, &nsk) {
+	if isNoSuchKey(err) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
@@ -140,15 +141,78 @@ func metadata(m map[string]string, key string) string {
 	return ""
 }
 
+// Copy copies the object from to the key to, server-side (CopyObject: the
+// bytes never pass through this process), with its content type and
+// version metadata. Both keys must lie under ownerID's prefix
+// (ErrOutsidePrefix); a missing source is ErrNotFound.
+func (s *Store) Copy(ctx context.Context, ownerID, from, to string) error {
+	if !underPrefix(ownerID, from) || !underPrefix(ownerID, to) {
+		return ErrOutsidePrefix
+	}
+	_, err := s.s3.CopyObject(ctx, &s3.CopyObjectInput{
+		Bucket:     aws.String(s.bucket),
+		Key:        aws.String(to),
+		CopySource: aws.String(copySource(s.bucket, from)),
+	})
+	if isNoSuchKey(err) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("photo: copy %s to %s: %w", from, to, err)
+	}
+	return nil
+}
+
+// copySource is CopyObject's x-amz-copy-source: "bucket/key" with each
+// path segment of the key escaped and its slashes kept.
+func copySource(bucket, key string) string {
+	segs := strings.Split(key, "/")
+	for i, seg := range segs {
+		segs[i] = url.PathEscape(seg)
+	}
+	return bucket + "/" + strings.Join(segs, "/")
+}
+
+// isNoSuchKey reports whether err is S3's "no such key", which CopyObject
+// reports as a plain API error rather than *types.NoSuchKey.
+func isNoSuchKey(err error) bool {
+	var nsk *types.NoSuchKey
+	var api smithy.APIError
+	return errors.As(err, &nsk) || (errors.As(err, &api) && api.ErrorCode() == "NoSuchKey")
+}
+
+// maxDeleteKeys is how many keys one DeleteObjects request may name.
+const maxDeleteKeys = 1000
+
 // Delete removes the objects keys, each of which must lie under ownerID's
-// prefix. Missing objects are not an error, so a deletion can be re-run.
+// prefix (ErrOutsidePrefix, before any request), with DeleteObjects in
+// batches of up to 1000 keys. Missing objects are not an error, so a
+// deletion can be re-run. A key S3 refuses (reported per key inside a 200)
+// is an error naming the key and S3's code.
 func (s *Store) Delete(ctx context.Context, ownerID string, keys ...string) error {
 	for _, k := range keys {
 		if !underPrefix(ownerID, k) {
 			return ErrOutsidePrefix
 		}
-		if _, err := s.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(k)}); err != nil {
-			return fmt.Errorf("photo: delete %s: %w", k, err)
+	}
+	for start := 0; start < len(keys); start += maxDeleteKeys {
+		batch := keys[start:min(start+maxDeleteKeys, len(keys))]
+		ids := make([]types.ObjectIdentifier, len(batch))
+		for i, k := range batch {
+			ids[i] = types.ObjectIdentifier{Key: aws.String(k)}
+		}
+		out, err := s.s3.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+			Bucket: aws.String(s.bucket),
+			Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)},
+		})
+		if err != nil {
+			return fmt.Errorf("photo: delete %d objects: %w", len(batch), err)
+		}
+		for _, e := range out.Errors {
+			if aws.ToString(e.Code) == "NoSuchKey" {
+				continue
+			}
+			return fmt.Errorf("photo: delete %s: %s: %s", aws.ToString(e.Key), aws.ToString(e.Code), aws.ToString(e.Message))
 		}
 	}
 	return nil

@@ -7,12 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/mail"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -117,10 +117,15 @@ func (s *Store) Create(ctx context.Context, u *User) error {
 	if err != nil {
 		return fmt.Errorf("user: create: encode: %w", err)
 	}
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("user_id"))).Build()
+	if err != nil {
+		return fmt.Errorf("user: create: %w", err)
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.table),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(user_id)"),
+		TableName:                aws.String(s.table),
+		Item:                     item,
+		ConditionExpression:      cond.Condition(),
+		ExpressionAttributeNames: cond.Names(),
 	})
 	if dynamo.IsConditionFailed(err) {
 		return fmt.Errorf("user: create: %w", ErrExists)
@@ -153,12 +158,19 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // SetTimeZone stores tz (an IANA name the caller has validated) on an
 // existing row; it returns ErrNotFound if the row is gone.
 func (s *Store) SetTimeZone(ctx context.Context, id, tz string) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	expr, err := expression.NewBuilder().
+		WithUpdate(expression.Set(expression.Name("tz"), expression.Value(tz))).
+		WithCondition(expression.AttributeExists(expression.Name("user_id"))).Build()
+	if err != nil {
+		return fmt.Errorf("user: set time zone: %w", err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(id),
-		UpdateExpression:          aws.String("SET tz = :tz"),
-		ConditionExpression:       aws.String("attribute_exists(user_id)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":tz": &types.AttributeValueMemberS{Value: tz}},
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
 	})
 	if dynamo.IsConditionFailed(err) {
 		return fmt.Errorf("user: set time zone: %w", ErrNotFound)
@@ -195,16 +207,4 @@ func ValidTimeZone(tz string) bool {
 	}
 	_, err := time.LoadLocation(tz)
 	return err == nil
-}
-
-// ValidEmail reports whether s is a plain, lower-case email address that
-// can exist: "name@example.org", at most 254 characters, a local part of
-// at most 64 and a domain with a dot (RFC 5321 limits).
-func ValidEmail(s string) bool {
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s || len(s) > 254 || s != strings.ToLower(s) {
-		return false
-	}
-	local, domain, _ := strings.Cut(s, "@")
-	return len(local) <= 64 && strings.Contains(domain, ".") && !strings.HasPrefix(domain, ".") && !strings.HasSuffix(domain, ".")
 }
