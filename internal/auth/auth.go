@@ -53,9 +53,12 @@ type Provider struct {
 
 // Handler serves sign-in, sign-out and the guards.
 type Handler struct {
-	oauth      oauth2.Config
-	verifier   *oidc.IDTokenVerifier
-	httpClient *http.Client
+	oauth    oauth2.Config
+	verifier *oidc.IDTokenVerifier
+	// selectAccount adds prompt=select_account to the authorization
+	// request (see wantsSelectAccount).
+	selectAccount bool
+	httpClient    *http.Client
 
 	sessions *scs.SessionManager
 	users    *user.Store
@@ -90,6 +93,12 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth: discover %s: %w", p.Issuer, err)
 	}
+	var disc struct {
+		Prompts []string `json:"prompt_values_supported"`
+	}
+	if err := provider.Claims(&disc); err != nil {
+		return nil, fmt.Errorf("auth: discovery document of %s: %w", p.Issuer, err)
+	}
 	return &Handler{
 		oauth: oauth2.Config{
 			ClientID:     p.ClientID,
@@ -98,15 +107,16 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 			RedirectURL:  p.RedirectURL,
 			Scopes:       []string{oidc.ScopeOpenID, "email"},
 		},
-		verifier:   provider.Verifier(&oidc.Config{ClientID: p.ClientID}),
-		httpClient: hc,
-		sessions:   d.Sessions,
-		users:      d.Users,
-		invites:    d.Invites,
-		pages:      d.Pages,
-		isAdmin:    d.IsAdminEmail,
-		now:        d.Now,
-		log:        d.Log,
+		verifier:      provider.Verifier(&oidc.Config{ClientID: p.ClientID}),
+		selectAccount: wantsSelectAccount(p.Issuer, disc.Prompts),
+		httpClient:    hc,
+		sessions:      d.Sessions,
+		users:         d.Users,
+		invites:       d.Invites,
+		pages:         d.Pages,
+		isAdmin:       d.IsAdminEmail,
+		now:           d.Now,
+		log:           d.Log,
 	}, nil
 }
 
@@ -147,12 +157,34 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) error {
 	h.sessions.Put(ctx, keyVerifier, verifier)
 	h.sessions.Put(ctx, keyNext, next)
 	h.sessions.Put(ctx, keyInvite, inv)
-	u := h.oauth.AuthCodeURL(state,
-		oidc.Nonce(nonce),
-		oauth2.S256ChallengeOption(verifier),
-		oauth2.SetAuthURLParam("prompt", "select_account"))
-	http.Redirect(w, r, u, http.StatusFound)
+	opts := []oauth2.AuthCodeOption{oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)}
+	if h.selectAccount {
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "select_account"))
+	}
+	http.Redirect(w, r, h.oauth.AuthCodeURL(state, opts...), http.StatusFound)
 	return nil
+}
+
+// googleIssuer is Google's OIDC issuer.
+const googleIssuer = "https://accounts.google.com"
+
+// wantsSelectAccount reports whether sign-in should ask the provider at issuer
+// to let people pick an account (prompt=select_account), given the
+// prompt_values_supported of its discovery document. Google lists none but
+// honours it, and people there often have several accounts; other
+// providers get it only if they list it, because some (oidc-provider,
+// found by make e2e) refuse the whole request for a prompt value they do
+// not support.
+func wantsSelectAccount(issuer string, supported []string) bool {
+	if issuer == googleIssuer {
+		return true
+	}
+	for _, p := range supported {
+		if p == "select_account" {
+			return true
+		}
+	}
+	return false
 }
 
 // claims are the ID token claims sign-in uses.
