@@ -1,6 +1,7 @@
-// Package auth signs people in with Google (OIDC authorization-code flow
-// with state, nonce and PKCE), signs up invited people and ADMIN_EMAILS, and
-// guards every private page by reading the users row on each request.
+// Package auth signs people in through an OpenID Connect provider, Google by
+// default (authorization-code flow with state, nonce and PKCE), signs up
+// invited people and ADMIN_EMAILS, and guards every private page by reading
+// the users row on each request.
 package auth
 
 import (
@@ -35,8 +36,9 @@ const (
 	keyInvite   = "oidc_invite"
 )
 
-// Provider configures the OIDC identity provider: Google in AWS mode, the
-// in-process mock in local mode.
+// Provider configures the OIDC identity provider: Google or another
+// provider (NDIRO_OIDC_ISSUER) in AWS mode, the in-process mock in local
+// mode.
 type Provider struct {
 	// Issuer is the OIDC issuer URL, e.g. "https://accounts.google.com".
 	Issuer       string
@@ -55,6 +57,12 @@ type Provider struct {
 type Handler struct {
 	oauth    oauth2.Config
 	verifier *oidc.IDTokenVerifier
+	issuer   string
+	// issRequired is set when the provider promises the iss parameter on
+	// every authorization response (RFC 9207); it is then required.
+	issRequired bool
+	// name is how messages call the provider ("Google").
+	name string
 	// selectAccount adds prompt=select_account to the authorization
 	// request (see wantsSelectAccount).
 	selectAccount bool
@@ -78,6 +86,9 @@ type Deps struct {
 	// IsAdminEmail reports whether an email may sign up without an invite,
 	// as an admin (ADMIN_EMAILS).
 	IsAdminEmail func(email string) bool
+	// ProviderName is how messages call the provider, e.g. "Google"
+	// (NDIRO_OIDC_NAME).
+	ProviderName string
 	Now          func() time.Time
 	Log          *slog.Logger
 }
@@ -94,7 +105,8 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 		return nil, fmt.Errorf("auth: discover %s: %w", p.Issuer, err)
 	}
 	var disc struct {
-		Prompts []string `json:"prompt_values_supported"`
+		Prompts     []string `json:"prompt_values_supported"`
+		IssResponse bool     `json:"authorization_response_iss_parameter_supported"`
 	}
 	if err := provider.Claims(&disc); err != nil {
 		return nil, fmt.Errorf("auth: discovery document of %s: %w", p.Issuer, err)
@@ -109,6 +121,9 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 		},
 		verifier:      provider.Verifier(&oidc.Config{ClientID: p.ClientID}),
 		selectAccount: wantsSelectAccount(p.Issuer, disc.Prompts),
+		issuer:        p.Issuer,
+		issRequired:   disc.IssResponse,
+		name:          d.ProviderName,
 		httpClient:    hc,
 		sessions:      d.Sessions,
 		users:         d.Users,
@@ -128,7 +143,7 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) error {
 	next := web.LocalPath(r.URL.Query().Get("next"))
 	inv := r.URL.Query().Get("invite")
 	if inv != "" {
-		// Say at once if the invite cannot be used, not after Google.
+		// Say at once if the invite cannot be used, not after the provider.
 		got, err := h.invites.Get(ctx, inv)
 		if err != nil {
 			return invite.RefusalError(err)
@@ -195,10 +210,11 @@ type claims struct {
 
 var errRestart = "Start again from the sign-in button. If this keeps happening, make sure cookies are allowed for this site."
 
-// Callback finishes the flow: it checks state, exchanges the code with the
-// PKCE verifier, verifies the ID token and its nonce, requires a verified
-// email, then signs in the users row keyed by the token's subject, creating
-// it from an invite or ADMIN_EMAILS if it does not exist.
+// Callback finishes the flow: it checks state and the iss parameter,
+// exchanges the code with the PKCE verifier, verifies the ID token and its
+// nonce, requires a verified email, then signs in the users row keyed by
+// the token's subject, creating it from an invite or ADMIN_EMAILS if it
+// does not exist.
 func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -210,14 +226,23 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	inviteTok := h.sessions.PopString(ctx, keyInvite)
 
 	if e := q.Get("error"); e != "" {
-		msg := "Google did not sign you in."
 		if e == "access_denied" {
-			msg = "Sign-in was cancelled at Google."
+			return &web.Error{Status: http.StatusUnauthorized, Title: "Sign-in cancelled", Msg: "Sign-in was cancelled at " + h.name + ". " + errRestart, Err: fmt.Errorf("provider error %.40q", e)}
 		}
-		return &web.Error{Status: http.StatusUnauthorized, Title: "Sign-in cancelled", Msg: msg + " " + errRestart, Err: fmt.Errorf("provider error %.40q", e)}
+		// Anything else is the provider refusing the request itself: a
+		// setting to fix on one side or the other, so a 5xx, logged as an
+		// error with the provider's code.
+		return &web.Error{Status: http.StatusBadGateway, Title: "Sign-in failed",
+			Msg: h.name + " could not sign you in. Try again in a moment; if it keeps happening, tell whoever runs this site.",
+			Err: fmt.Errorf("provider error %.40q: %.200q", e, q.Get("error_description"))}
 	}
 	if state == "" || subtle.ConstantTimeCompare([]byte(state), []byte(q.Get("state"))) != 1 {
 		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in expired", Msg: "This sign-in attempt does not match this browser, or it was already used. " + errRestart}
+	}
+	// RFC 9207: the answer must name the provider the request went to (a
+	// mix-up attack swaps in another provider's code).
+	if iss := q.Get("iss"); iss != h.issuer && (iss != "" || h.issRequired) {
+		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "The sign-in answer did not come from " + h.name + ". " + errRestart, Err: fmt.Errorf("iss parameter %.80q, want %s", iss, h.issuer)}
 	}
 	code := q.Get("code")
 	if code == "" {
@@ -227,11 +252,11 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	octx := oidc.ClientContext(ctx, h.httpClient)
 	tok, err := h.oauth.Exchange(octx, code, oauth2.VerifierOption(verifier))
 	if err != nil {
-		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "Google did not accept this sign-in; the code may have been used already. " + errRestart, Err: err}
+		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: h.name + " did not accept this sign-in; the code may have been used already. " + errRestart, Err: err}
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return &web.Error{Status: http.StatusBadGateway, Msg: "Google sent no identity token. " + errRestart}
+		return &web.Error{Status: http.StatusBadGateway, Msg: h.name + " sent no identity token. " + errRestart}
 	}
 	idt, err := h.verifier.Verify(octx, raw)
 	if err != nil {
@@ -245,7 +270,7 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "The identity token could not be read. " + errRestart, Err: err}
 	}
 	if !c.EmailVerified || c.Email == "" {
-		return &web.Error{Status: http.StatusForbidden, Title: "Email not verified", Msg: "Your Google account's email address is not verified. Verify it with Google, then sign in again."}
+		return &web.Error{Status: http.StatusForbidden, Title: "Email not verified", Msg: "Your email address is not verified at " + h.name + ". Verify it there, then sign in again."}
 	}
 	email := strings.ToLower(c.Email)
 
