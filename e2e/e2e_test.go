@@ -84,6 +84,15 @@ func (h *harness) checkSessionCookie(resp *apptest.Response, what string) {
 // answer to the callback.
 func (h *harness) signIn(c *apptest.Client, start string, acct account) *apptest.Response {
 	h.t.Helper()
+	resp := c.Get(h.authorize(c, start, acct).String())
+	h.checkHSTS(resp, "callback")
+	return resp
+}
+
+// authorize follows a sign-in from start through the provider's pages as
+// acct and returns the callback URL the provider sends the browser to.
+func (h *harness) authorize(c *apptest.Client, start string, acct account) *url.URL {
+	h.t.Helper()
 	t := h.t
 	resp := c.Get(start)
 	if resp.StatusCode != http.StatusFound {
@@ -166,10 +175,7 @@ func (h *harness) signIn(c *apptest.Client, start string, acct account) *apptest
 		t.Errorf("callback query %v, want the request's state, a code and iss=%s", cq, h.s.Issuer)
 	}
 	h.secrets = append(h.secrets, cq.Get("code"))
-
-	resp = c.Get(callback.String())
-	h.checkHSTS(resp, "callback")
-	return resp
+	return callback
 }
 
 func resolve(t *testing.T, base, ref string) string {
@@ -274,6 +280,9 @@ func TestProductionPath(t *testing.T) {
 	if cookie(home, "ndiro_session") != nil {
 		t.Error("GET / set a session cookie for an anonymous visitor")
 	}
+	if got := home.Text(`a[href="/login"]`); got != "Sign in with "+providerName {
+		t.Errorf("home page sign-in button = %q, want %q (NDIRO_OIDC_NAME)", got, "Sign in with "+providerName)
+	}
 
 	// The admin signs in (ADMIN_EMAILS: no invite needed).
 	ac := h.client()
@@ -297,6 +306,18 @@ func TestProductionPath(t *testing.T) {
 	}
 	if r := h.signIn(h.client(), "/login?invite="+tok, unverified); r.StatusCode != http.StatusForbidden || r.Text("h1") != "Email not verified" {
 		t.Errorf("unverified sign-in = %d %q, want 403 Email not verified", r.StatusCode, r.Text("h1"))
+	} else if msg := r.Text("main p"); !strings.Contains(msg, "not verified at "+providerName+".") {
+		t.Errorf("unverified sign-in message %q does not name the provider %s", msg, providerName)
+	}
+	// The provider promises iss on every answer (RFC 9207): one without it
+	// is refused.
+	sc := h.client()
+	cb := h.authorize(sc, "/login", admin)
+	q := cb.Query()
+	q.Del("iss")
+	cb.RawQuery = q.Encode()
+	if r := sc.Get(cb.String()); r.StatusCode != http.StatusBadRequest || r.Text("h1") != "Sign-in refused" {
+		t.Errorf("callback without iss = %d %q, want 400 Sign-in refused", r.StatusCode, r.Text("h1"))
 	}
 
 	// The friend opens the invite and signs up with it.
@@ -304,6 +325,9 @@ func TestProductionPath(t *testing.T) {
 	landing := fc.Get("/invite/" + tok)
 	if landing.StatusCode != http.StatusOK || landing.Header.Get("Referrer-Policy") != "no-referrer" {
 		t.Fatalf("invite landing = %d, Referrer-Policy %q; want 200 no-referrer", landing.StatusCode, landing.Header.Get("Referrer-Policy"))
+	}
+	if got := landing.Text(`a.button[href="/login?invite=` + tok + `"]`); got != "Sign in with "+providerName {
+		t.Errorf("invite landing sign-in button = %q, want %q", got, "Sign in with "+providerName)
 	}
 	resp = h.signIn(fc, "/login?invite="+tok, friend)
 	if resp.StatusCode != http.StatusSeeOther || resp.Location() != "/meals" {
