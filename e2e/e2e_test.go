@@ -99,7 +99,9 @@ func (h *harness) authorize(c *apptest.Client, start string, acct account) *url.
 		t.Fatalf("GET %s = %d, want 302 to the provider; body: %s", start, resp.StatusCode, resp.Body)
 	}
 	h.checkHSTS(resp, "GET "+start)
-	h.checkSessionCookie(resp, "GET "+start)
+	if cookie(resp, "ndiro_session") != nil {
+		h.checkSessionCookie(resp, "GET "+start)
+	}
 	authURL, err := url.Parse(resp.Location())
 	if err != nil {
 		t.Fatal(err)
@@ -267,6 +269,17 @@ func TestProductionPath(t *testing.T) {
 	}
 	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
+	}
+
+	// An issuer that differs from the provider's own by a trailing slash
+	// (a common slip: Authentik's issuers end in one, Keycloak's do not)
+	// stops start-up with a message naming the setting.
+	p = start(t, s.Bin, append(env[:len(env):len(env)], "NDIRO_OIDC_ISSUER="+s.Issuer+"/"))
+	if !p.exited(30*time.Second) || p.exitCode() != 1 {
+		t.Fatal("ndiro started with a wrong NDIRO_OIDC_ISSUER")
+	}
+	if e := p.stderr.String(); !strings.Contains(e, "NDIRO_OIDC_ISSUER") || !strings.Contains(e, "did not match the issuer URL returned by provider") {
+		t.Errorf("start-up error for a wrong issuer does not name NDIRO_OIDC_ISSUER and the mismatch:\n%s", e)
 	}
 
 	p = start(t, s.Bin, env)

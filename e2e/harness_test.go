@@ -342,5 +342,9 @@ func describe(c *http.Cookie) string {
 	if c == nil {
 		return "no cookie"
 	}
-	return fmt.Sprintf("Secure=%v HttpOnly=%v SameSite=%v Path=%q", c.Secure, c.HttpOnly, c.SameSite, c.Path)
+	sameSite := map[http.SameSite]string{http.SameSiteLaxMode: "Lax", http.SameSiteStrictMode: "Strict", http.SameSiteNoneMode: "None"}[c.SameSite]
+	if sameSite == "" {
+		sameSite = "unset"
+	}
+	return fmt.Sprintf("Secure=%v HttpOnly=%v SameSite=%s Path=%q", c.Secure, c.HttpOnly, sameSite, c.Path)
 }

@@ -13,6 +13,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+for tool in node npm go; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "e2e: $tool is missing; make e2e needs Go, Node 20 or later and npm" >&2
+    exit 1
+  fi
+done
 if [ ! -x bin/ndiro ]; then
   echo "e2e: bin/ndiro is missing; run make e2e, which builds it" >&2
   exit 1
@@ -26,7 +32,7 @@ if [ "$(cat "$NPM_DIR/installed" 2>/dev/null || true)" != "$PACKAGES" ]; then
   # A package.json of its own, so npm installs here and not into a parent.
   echo '{"private": true}' >"$NPM_DIR/package.json"
   # shellcheck disable=SC2086 # the package list is split on purpose
-  (cd "$NPM_DIR" && npm install --no-audit --no-fund --silent $PACKAGES)
+  (cd "$NPM_DIR" && npm install --no-audit --no-fund --loglevel=error $PACKAGES)
   echo "$PACKAGES" >"$NPM_DIR/installed"
 fi
 # The provider script imports "oidc-provider", which Node resolves from

@@ -102,7 +102,7 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 	}
 	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, hc), p.Issuer)
 	if err != nil {
-		return nil, fmt.Errorf("auth: discover %s: %w", p.Issuer, err)
+		return nil, fmt.Errorf("auth: discover the sign-in provider %s (check NDIRO_OIDC_ISSUER): %w", p.Issuer, err)
 	}
 	var disc struct {
 		Prompts     []string `json:"prompt_values_supported"`
