@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -46,6 +47,7 @@ type settings struct {
 	DynamoDB     string // NDIRO_E2E_DYNAMODB: dynalite's endpoint
 	S3           string // NDIRO_E2E_S3: s3rver's endpoint
 	Issuer       string // NDIRO_E2E_OIDC_ISSUER: oidc-provider's issuer
+	StrictIssuer string // NDIRO_E2E_OIDC_STRICT_ISSUER: one that sends the email only from userinfo
 	ClientID     string // NDIRO_E2E_OIDC_CLIENT_ID
 	ClientSecret string // NDIRO_E2E_OIDC_CLIENT_SECRET
 	ProxyAddr    string // NDIRO_E2E_PROXY_ADDR: host:port the TLS proxy must use
@@ -66,6 +68,7 @@ func loadSettings(t *testing.T) settings {
 		DynamoDB:     get("NDIRO_E2E_DYNAMODB"),
 		S3:           get("NDIRO_E2E_S3"),
 		Issuer:       get("NDIRO_E2E_OIDC_ISSUER"),
+		StrictIssuer: get("NDIRO_E2E_OIDC_STRICT_ISSUER"),
 		ClientID:     get("NDIRO_E2E_OIDC_CLIENT_ID"),
 		ClientSecret: get("NDIRO_E2E_OIDC_CLIENT_SECRET"),
 		ProxyAddr:    get("NDIRO_E2E_PROXY_ADDR"),
@@ -241,18 +244,21 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 // certificate and nothing else.
 func tlsConfig(pool *x509.CertPool) *tls.Config { return &tls.Config{RootCAs: pool} }
 
-// startProxy serves TLS on addr and forwards to the app at backend, as the
-// reverse proxy of deploy/README.md does: the Host header passes through,
-// X-Forwarded-* are set.
-func startProxy(t *testing.T, addr, backend string, cert tls.Certificate) {
+// proxy is the TLS-terminating reverse proxy in front of the app.
+type proxy struct{ target atomic.Pointer[url.URL] }
+
+// forward points the proxy at the app listening on addr (host:port).
+func (p *proxy) forward(addr string) { p.target.Store(&url.URL{Scheme: "http", Host: addr}) }
+
+// startProxy serves TLS on addr and forwards to the app set with forward,
+// as the reverse proxy of deploy/README.md does: the Host header passes
+// through, X-Forwarded-* are set.
+func startProxy(t *testing.T, addr string, cert tls.Certificate) *proxy {
 	t.Helper()
-	target, err := url.Parse(backend)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := &proxy{}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
+			r.SetURL(p.target.Load())
 			r.Out.Host = r.In.Host
 			r.SetXForwarded()
 		},
@@ -272,6 +278,7 @@ func startProxy(t *testing.T, addr, backend string, cert tls.Certificate) {
 		defer cancel()
 		srv.Shutdown(ctx)
 	})
+	return p
 }
 
 // recorder is a browser's transport: it trusts the proxy's certificate,

@@ -6,7 +6,9 @@
 //
 // Settings come from the environment: OIDC_PORT, OIDC_CLIENT_ID,
 // OIDC_CLIENT_SECRET and OIDC_REDIRECT_URI (the exact https callback of
-// the app behind the test proxy).
+// the app behind the test proxy). OIDC_STRICT_CLAIMS=1 makes a provider
+// that sends the email only from its userinfo endpoint, never in the ID
+// token (OIDC Core 5.4; oidc-provider's own default).
 //
 // Misspelled configuration keys are ignored silently by oidc-provider:
 // e2e_test.go checks the behaviour that depends on them (PKCE required,
@@ -57,9 +59,9 @@ const provider = new Provider(issuer, {
     email: ['email', 'email_verified'],
     profile: ['name'],
   },
-  // Put the scope's claims into the ID token itself, as Google does, not
-  // only into the userinfo response: the app reads the ID token alone.
-  conformIdTokenClaims: false,
+  // false: the scope's claims go into the ID token itself, as Google
+  // sends them, besides the userinfo response.
+  conformIdTokenClaims: process.env.OIDC_STRICT_CLAIMS === '1',
   features: { devInteractions: { enabled: true } },
   cookies: { keys: [randomBytes(32).toString('hex')] },
   jwks: { keys: [signingKey] },

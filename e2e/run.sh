@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# make e2e: the production path end to end. Starts three independent
-# servers from npm, each its own process on 127.0.0.1 — dynalite
-# (DynamoDB), s3rver (S3) and oidc-provider (an OpenID Provider configured
-# by e2e/oidc-provider.mjs) — then runs e2e/e2e_test.go, which runs the
-# release binary bin/ndiro in NDIRO_MODE=aws against them behind a TLS
-# proxy and drives it as a browser would.
+# make e2e: the production path end to end. Starts independent servers
+# from npm, each its own process on 127.0.0.1 — dynalite (DynamoDB), s3rver
+# (S3) and oidc-provider (an OpenID Provider configured by
+# e2e/oidc-provider.mjs; twice, the second strict about claims) — then runs
+# e2e/e2e_test.go, which runs the release binary bin/ndiro in
+# NDIRO_MODE=aws against them behind a TLS proxy and drives it as a browser
+# would.
 #
 # Needs Go, Node 20 or later and npm. The npm packages are installed into a
 # folder outside the repository (NDIRO_E2E_NPM_DIR, default
@@ -53,11 +54,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Four free loopback ports: three servers and the test's TLS proxy (the
-# provider must know the app's exact callback URL before it starts).
-read -r DDB_PORT S3_PORT OIDC_PORT PROXY_PORT < <(node -e '
+# Five free loopback ports: four servers and the test's TLS proxy (the
+# providers must know the app's exact callback URL before they start).
+read -r DDB_PORT S3_PORT OIDC_PORT STRICT_PORT PROXY_PORT < <(node -e '
 const net = require("node:net");
-const servers = [0, 1, 2, 3].map(() => net.createServer());
+const servers = [0, 1, 2, 3, 4].map(() => net.createServer());
 Promise.all(servers.map((s) => new Promise((ok) => s.listen(0, "127.0.0.1", ok)))).then(() => {
   console.log(servers.map((s) => s.address().port).join(" "));
   servers.forEach((s) => s.close());
@@ -77,6 +78,11 @@ OIDC_PORT="$OIDC_PORT" OIDC_CLIENT_ID="$CLIENT_ID" OIDC_CLIENT_SECRET="$CLIENT_S
   OIDC_REDIRECT_URI="https://127.0.0.1:$PROXY_PORT/auth/callback" \
   node "$NPM_DIR/oidc-provider.mjs" >"$RUN_DIR/oidc-provider.log" 2>&1 &
 PIDS+=($!)
+# A second provider, strict about claims: the email only from userinfo.
+OIDC_PORT="$STRICT_PORT" OIDC_CLIENT_ID="$CLIENT_ID" OIDC_CLIENT_SECRET="$CLIENT_SECRET" \
+  OIDC_REDIRECT_URI="https://127.0.0.1:$PROXY_PORT/auth/callback" OIDC_STRICT_CLAIMS=1 \
+  node "$NPM_DIR/oidc-provider.mjs" >"$RUN_DIR/oidc-provider-strict.log" 2>&1 &
+PIDS+=($!)
 
 # showlogs prints what the servers said, for a failed run.
 showlogs() {
@@ -86,7 +92,7 @@ showlogs() {
   done
 }
 
-for port in "$DDB_PORT" "$S3_PORT" "$OIDC_PORT"; do
+for port in "$DDB_PORT" "$S3_PORT" "$OIDC_PORT" "$STRICT_PORT"; do
   for i in $(seq 1 100); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       break
@@ -104,6 +110,7 @@ if ! NDIRO_E2E_BIN="$PWD/bin/ndiro" \
   NDIRO_E2E_DYNAMODB="http://127.0.0.1:$DDB_PORT" \
   NDIRO_E2E_S3="http://127.0.0.1:$S3_PORT" \
   NDIRO_E2E_OIDC_ISSUER="http://127.0.0.1:$OIDC_PORT" \
+  NDIRO_E2E_OIDC_STRICT_ISSUER="http://127.0.0.1:$STRICT_PORT" \
   NDIRO_E2E_OIDC_CLIENT_ID="$CLIENT_ID" \
   NDIRO_E2E_OIDC_CLIENT_SECRET="$CLIENT_SECRET" \
   NDIRO_E2E_PROXY_ADDR="127.0.0.1:$PROXY_PORT" \

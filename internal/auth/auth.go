@@ -57,6 +57,8 @@ type Provider struct {
 type Handler struct {
 	oauth    oauth2.Config
 	verifier *oidc.IDTokenVerifier
+	// provider answers userinfo requests (see Callback).
+	provider *oidc.Provider
 	issuer   string
 	// issRequired is set when the provider promises the iss parameter on
 	// every authorization response (RFC 9207); it is then required.
@@ -121,6 +123,7 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 		},
 		verifier:      provider.Verifier(&oidc.Config{ClientID: p.ClientID}),
 		selectAccount: wantsSelectAccount(p.Issuer, disc.Prompts),
+		provider:      provider,
 		issuer:        p.Issuer,
 		issRequired:   disc.IssResponse,
 		name:          d.ProviderName,
@@ -212,9 +215,9 @@ var errRestart = "Start again from the sign-in button. If this keeps happening, 
 
 // Callback finishes the flow: it checks state and the iss parameter,
 // exchanges the code with the PKCE verifier, verifies the ID token and its
-// nonce, requires a verified email, then signs in the users row keyed by
-// the token's subject, creating it from an invite or ADMIN_EMAILS if it
-// does not exist.
+// nonce, requires a verified email (from the ID token, else from the
+// userinfo endpoint), then signs in the users row keyed by the token's
+// subject, creating it from an invite or ADMIN_EMAILS if it does not exist.
 func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -268,6 +271,21 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	var c claims
 	if err := idt.Claims(&c); err != nil {
 		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "The identity token could not be read. " + errRestart, Err: err}
+	}
+	if c.Email == "" {
+		// A provider may return the email scope's claims from its userinfo
+		// endpoint only, not in the ID token (OIDC Core 5.4); oidc-provider
+		// does by default (found by make e2e). Google puts them in both.
+		ui, err := h.provider.UserInfo(octx, oauth2.StaticTokenSource(tok))
+		if err != nil {
+			return &web.Error{Status: http.StatusBadGateway, Title: "Sign-in failed", Msg: h.name + " did not tell ndiro your email address. " + errRestart, Err: fmt.Errorf("userinfo: %w", err)}
+		}
+		// OIDC Core 5.3.2: the userinfo answer counts only for the ID
+		// token's subject.
+		if ui.Subject != idt.Subject {
+			return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "The account details did not match the identity token. " + errRestart, Err: errors.New("userinfo sub differs from the ID token's")}
+		}
+		c = claims{Email: ui.Email, EmailVerified: ui.EmailVerified}
 	}
 	if !c.EmailVerified || c.Email == "" {
 		return &web.Error{Status: http.StatusForbidden, Title: "Email not verified", Msg: "Your email address is not verified at " + h.name + ". Verify it there, then sign in again."}
