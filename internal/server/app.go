@@ -31,7 +31,8 @@ type Backends struct {
 	S3       *s3.Client
 	Bucket   string
 	Tables   dynamo.Tables
-	// Provider is the OIDC identity provider (Google or the local mock).
+	// Provider is the OIDC identity provider (Google, another provider, or
+	// the local mock).
 	Provider auth.Provider
 }
 
@@ -60,7 +61,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	if err != nil {
 		return nil, fmt.Errorf("server: static files: %w", err)
 	}
-	pages, err := web.NewPages(templates.FS, st, auth.Viewer, log)
+	pages, err := web.NewPages(templates.FS, st, auth.Viewer, cfg.OIDCName, log)
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +87,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Invites:      invites,
 		Pages:        pages,
 		IsAdminEmail: cfg.IsAdminEmail,
+		ProviderName: cfg.OIDCName,
 		Now:          now,
 		Log:          log,
 	})

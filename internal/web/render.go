@@ -25,8 +25,8 @@ type Viewer struct {
 }
 
 // Base is embedded in every page's data struct; Render fills Viewer,
-// RequestID, Path and Page. Title is the page title without the " · ndiro"
-// suffix.
+// RequestID, Path, Page and Provider. Title is the page title without the
+// " · ndiro" suffix.
 type Base struct {
 	Title     string
 	Viewer    Viewer
@@ -37,6 +37,9 @@ type Base struct {
 	// Page is the template's name, e.g. "meal/list", written on <body> as
 	// data-page for styles and tests.
 	Page string
+	// Provider is the sign-in provider's name for "Sign in with …"
+	// (NDIRO_OIDC_NAME).
+	Provider string
 }
 
 func (b *Base) base() *Base { return b }
@@ -51,9 +54,10 @@ type Field struct{ Name, Label, Value, Err string }
 // base.html and partials/*.html at start, so a broken template stops
 // start-up instead of failing a request.
 type Pages struct {
-	tmpl   map[string]*template.Template
-	viewer func(*http.Request) Viewer
-	log    *slog.Logger
+	tmpl     map[string]*template.Template
+	viewer   func(*http.Request) Viewer
+	provider string
+	log      *slog.Logger
 	// internalError is the 500 page rendered at start, for when rendering
 	// itself fails.
 	internalError []byte
@@ -79,8 +83,9 @@ var baseFuncs = template.FuncMap{
 // invite/list.html). viewer tells the layout who is signed in; it may be nil.
 // It returns an error naming the first template that does not parse.
 // static gives the versioned URLs of static files ({{static "app.css"}}).
-func NewPages(fsys fs.FS, static *Static, viewer func(*http.Request) Viewer, log *slog.Logger) (*Pages, error) {
-	p := &Pages{tmpl: map[string]*template.Template{}, viewer: viewer, log: log}
+// provider is the sign-in provider's name every page gets as Base.Provider.
+func NewPages(fsys fs.FS, static *Static, viewer func(*http.Request) Viewer, provider string, log *slog.Logger) (*Pages, error) {
+	p := &Pages{tmpl: map[string]*template.Template{}, viewer: viewer, provider: provider, log: log}
 	funcs := template.FuncMap{"static": static.URL}
 	for k, v := range baseFuncs {
 		funcs[k] = v
@@ -147,6 +152,7 @@ func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, name 
 	b.RequestID = middleware.GetReqID(r.Context())
 	b.Path = r.URL.Path
 	b.Page = name
+	b.Provider = p.provider
 	var flashShown bool
 	if b.Flash == "" && status < 400 {
 		b.Flash, flashShown = peekFlash(r)
