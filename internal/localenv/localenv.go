@@ -178,10 +178,10 @@ func (e *Env) Close() error {
 
 func (e *Env) stop() error {
 	var first error
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	// Close, not Shutdown: the app has stopped by now, and Shutdown would
+	// wait up to 5 s for connections a client dialled but never used.
 	for _, s := range e.servers {
-		if err := s.Shutdown(ctx); err != nil && first == nil {
+		if err := s.Close(); err != nil && first == nil {
 			first = err
 		}
 	}
