@@ -61,6 +61,13 @@ type User struct {
 	// from ADMIN_EMAILS.
 	InviteToken string    `dynamodbav:"invite_token,omitempty"`
 	CreatedAt   time.Time `dynamodbav:"created_at"`
+
+	// While Status is StatusDeleting: DeletionStep names the next step of
+	// the ordered deletion to run (package account), DeletionError the last
+	// failure ("" if none), DeletionStartedAt when the account was marked.
+	DeletionStep      string     `dynamodbav:"deletion_step,omitempty"`
+	DeletionError     string     `dynamodbav:"deletion_error,omitempty"`
+	DeletionStartedAt *time.Time `dynamodbav:"deletion_started_at,omitempty"`
 }
 
 // IsAdmin reports whether u may open the admin pages.
@@ -179,6 +186,91 @@ func (s *Store) SetTimeZone(ctx context.Context, id, tz string) error {
 		return fmt.Errorf("user: set time zone: %w", err)
 	}
 	return nil
+}
+
+// MarkDeleting marks the users row id as being deleted, with one
+// conditional UpdateItem (the row must exist): from here on the guard
+// refuses the account everywhere. It is the commit record of the deletion
+// (DESIGN.md, account deletion). Marking an account already marked keeps
+// its step and start time, so a repeated request changes nothing. It
+// returns the row as marked, or ErrNotFound.
+func (s *Store) MarkDeleting(ctx context.Context, id, firstStep string, now time.Time) (*User, error) {
+	name := expression.Name
+	expr, err := expression.NewBuilder().
+		WithCondition(expression.AttributeExists(name("user_id"))).
+		WithUpdate(expression.Set(name("status"), expression.Value(StatusDeleting)).
+			Set(name("deletion_step"), expression.IfNotExists(name("deletion_step"), expression.Value(firstStep))).
+			Set(name("deletion_started_at"), expression.IfNotExists(name("deletion_started_at"), expression.Value(now.UTC().Format(time.RFC3339Nano))))).
+		Build()
+	if err != nil {
+		return nil, fmt.Errorf("user: mark deleting: %w", err)
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(id),
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if dynamo.IsConditionFailed(err) {
+		return nil, fmt.Errorf("user: mark deleting: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("user: mark deleting: %w", err)
+	}
+	var u User
+	if err := attributevalue.UnmarshalMap(out.Attributes, &u); err != nil {
+		return nil, fmt.Errorf("user: mark deleting: decode: %w", err)
+	}
+	return &u, nil
+}
+
+// SetDeletionProgress records on a row being deleted the next step to run
+// and the last error ("" clears it). It returns ErrNotFound if the row is
+// gone or not being deleted: a deletion never writes an active account.
+func (s *Store) SetDeletionProgress(ctx context.Context, id, step, lastErr string) error {
+	name := expression.Name
+	expr, err := expression.NewBuilder().
+		WithCondition(name("status").Equal(expression.Value(StatusDeleting))).
+		WithUpdate(expression.Set(name("deletion_step"), expression.Value(step)).
+			Set(name("deletion_error"), expression.Value(lastErr))).
+		Build()
+	if err != nil {
+		return fmt.Errorf("user: deletion progress: %w", err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(id),
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	if dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("user: deletion progress: %w", ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("user: deletion progress: %w", err)
+	}
+	return nil
+}
+
+// ListDeleting returns every user whose deletion has started and not
+// finished, by paged Scan (start-up resumes them; the admin page lists
+// them).
+func (s *Store) ListDeleting(ctx context.Context) ([]User, error) {
+	expr, err := expression.NewBuilder().WithFilter(expression.Name("status").Equal(expression.Value(StatusDeleting))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("user: list deleting: %w", err)
+	}
+	return dynamo.ScanAll[User](ctx, s.db, &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
 }
 
 func key(id string) map[string]types.AttributeValue {
