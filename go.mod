@@ -28,6 +28,7 @@ require (
 	go.etcd.io/bbolt v1.3.5
 	golang.org/x/image v0.48.0
 	golang.org/x/oauth2 v0.38.0
+	golang.org/x/time v0.16.0
 )
 
 require (
