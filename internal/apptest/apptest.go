@@ -245,9 +245,19 @@ func (c *Client) StartSignIn(start string) *url.URL {
 // callback URL the provider redirects to.
 func (c *Client) Authorize(authURL *url.URL, email string) string {
 	c.t.Helper()
+	return c.AuthorizeNamed(authURL, email, "")
+}
+
+// AuthorizeNamed is Authorize for an account whose provider profile has
+// the name claim name ("" for none).
+func (c *Client) AuthorizeNamed(authURL *url.URL, email, name string) string {
+	c.t.Helper()
 	u := *authURL
 	q := u.Query()
 	q.Set("email", email)
+	if name != "" {
+		q.Set("name", name)
+	}
 	u.RawQuery = q.Encode()
 	resp := c.Get(u.String())
 	if resp.StatusCode != http.StatusFound {
@@ -269,6 +279,16 @@ func (c *Client) SignInVia(start, email string) *Response {
 func (c *Client) SignIn(email string) {
 	c.t.Helper()
 	resp := c.SignInVia("/login", email)
+	if resp.StatusCode != http.StatusSeeOther || resp.Location() != "/meals" {
+		c.t.Fatalf("sign in as %s: %d %s, want 303 to /meals; body: %s", email, resp.StatusCode, resp.Location(), resp.Body)
+	}
+}
+
+// SignInNamed is SignIn for an account whose provider profile carries the
+// name claim name.
+func (c *Client) SignInNamed(email, name string) {
+	c.t.Helper()
+	resp := c.Get(c.AuthorizeNamed(c.StartSignIn("/login"), email, name))
 	if resp.StatusCode != http.StatusSeeOther || resp.Location() != "/meals" {
 		c.t.Fatalf("sign in as %s: %d %s, want 303 to /meals; body: %s", email, resp.StatusCode, resp.Location(), resp.Body)
 	}

@@ -86,6 +86,7 @@ func New(d Deps) http.Handler {
 			r.Post("/meals/{date}/{meal_id}/move", d.Pages.Handle(d.Meals.Move))
 			r.Get("/account", d.Pages.Handle(d.Account.Page))
 			r.Post("/account/timezone", d.Pages.Handle(d.Account.TimeZone))
+			r.Post("/account/name", d.Pages.Handle(d.Account.Name))
 			r.Get("/account/export.json", d.Pages.Handle(d.Account.Export))
 
 			// Admins.
