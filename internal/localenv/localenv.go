@@ -178,10 +178,12 @@ func (e *Env) Close() error {
 
 func (e *Env) stop() error {
 	var first error
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	// Close, not Shutdown: callers stop the app before its backends, so no
+	// request is in flight, and Shutdown would wait up to 5 s for any
+	// connection a client dialled but never used (concurrent SDK calls
+	// leave some).
 	for _, s := range e.servers {
-		if err := s.Shutdown(ctx); err != nil && first == nil {
+		if err := s.Close(); err != nil && first == nil {
 			first = err
 		}
 	}

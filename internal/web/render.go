@@ -31,6 +31,10 @@ type Base struct {
 	RequestID string
 	// Path is the request's path, to mark the current navigation link.
 	Path string
+	// Unlisted marks a page reached through a secret link (a share): the
+	// layout asks robots not to index or follow it, and Render neither
+	// shows nor clears a flash message, so the response sets no cookie.
+	Unlisted bool
 }
 
 func (b *Base) base() *Base { return b }
@@ -116,7 +120,7 @@ func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, name 
 	}
 	b.RequestID = middleware.GetReqID(r.Context())
 	b.Path = r.URL.Path
-	if b.Flash == "" && status < 400 {
+	if b.Flash == "" && status < 400 && !b.Unlisted {
 		b.Flash = takeFlash(w, r)
 	}
 	var buf bytes.Buffer
