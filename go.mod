@@ -25,6 +25,7 @@ require (
 	github.com/rwcarlsen/goexif v0.0.0-20190401172101-9e8deecbddbd
 	github.com/shopspring/decimal v1.6.0
 	github.com/truora/minidyn v0.8.2
+	github.com/yeqown/go-qrcode/v2 v2.3.0
 	github.com/zclconf/go-cty v1.19.0
 	go.etcd.io/bbolt v1.3.5
 	golang.org/x/image v0.48.0
@@ -57,6 +58,7 @@ require (
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/ryszard/goskiplist v0.0.0-20150312221310-2dfbae5fcf46 // indirect
+	github.com/yeqown/reedsolomon v1.0.0 // indirect
 	go.shabbyrobe.org/gocovmerge v0.0.0-20230507111327-fa4f82cfbf4d // indirect
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/net v0.61.0 // indirect

@@ -48,6 +48,12 @@ type App struct {
 type Options struct {
 	// Wrap, if set, wraps the app's handler (e.g. to count requests).
 	Wrap func(http.Handler) http.Handler
+	// Env adds settings to the app's configuration, as environment
+	// variables would (e.g. NDIRO_TRUSTED_PROXY_HEADER).
+	Env map[string]string
+	// Log, if set, receives the app's log lines (JSON, debug level and
+	// up), for tests of what is logged.
+	Log io.Writer
 }
 
 // New starts the app for t and stops it when t ends. Admin email is
@@ -60,6 +66,9 @@ func New(t testing.TB, opts ...Options) *App {
 	}
 	ctx := context.Background()
 	env := map[string]string{"ADMIN_EMAILS": "admin@example.com"}
+	for k, v := range o.Env {
+		env[k] = v
+	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +83,10 @@ func New(t testing.TB, opts ...Options) *App {
 
 	clock := &Clock{now: time.Now()}
 	log := slog.New(slog.DiscardHandler)
-	if testing.Verbose() {
+	switch {
+	case o.Log != nil:
+		log = slog.New(slog.NewJSONHandler(o.Log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	case testing.Verbose():
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	a, err := server.Build(ctx, cfg, server.Backends{
