@@ -74,9 +74,15 @@ func New(d Deps) http.Handler {
 	// before anything else (share.Handler.open).
 	r.Route("/s/{token}", func(r chi.Router) {
 		r.Use(share.RecipientHeaders)
-		r.Get("/", d.Pages.Handle(d.Shares.Page))
-		r.Get("/week", d.Pages.Handle(d.Shares.Week))
-		r.Get("/photo/{date}/{meal_id}", d.Pages.Handle(d.Shares.Photo))
+		// HEAD is routed here by name: GetHead above does not reach into
+		// a mounted router. A HEAD is never counted as an open.
+		page, week, photo := d.Pages.Handle(d.Shares.Page), d.Pages.Handle(d.Shares.Week), d.Pages.Handle(d.Shares.Photo)
+		r.Get("/", page)
+		r.Head("/", page)
+		r.Get("/week", week)
+		r.Head("/week", week)
+		r.Get("/photo/{date}/{meal_id}", photo)
+		r.Head("/photo/{date}/{meal_id}", photo)
 	})
 
 	r.Group(func(r chi.Router) {

@@ -203,7 +203,12 @@ func (s *Store) scan(ctx context.Context, ownerID string) ([]Share, error) {
 	if err != nil {
 		return nil, err
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].CreatedAt.After(all[j].CreatedAt) })
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].CreatedAt.Equal(all[j].CreatedAt) {
+			return all[i].CreatedAt.After(all[j].CreatedAt)
+		}
+		return all[i].Token < all[j].Token
+	})
 	return all, nil
 }
 
