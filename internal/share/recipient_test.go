@@ -584,3 +584,62 @@ func TestRateLimits(t *testing.T) {
 		}
 	})
 }
+
+// lockedBuffer is a log destination the app's goroutines write to while
+// the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestTokensNeverLogged: every kind of share request, served or refused,
+// logs lines (the access log at least) and none holds a token.
+func TestTokensNeverLogged(t *testing.T) {
+	t.Parallel()
+	var logs lockedBuffer
+	w := newWorld(t, apptest.Options{Log: &logs})
+	anon := w.app.Client()
+	for _, p := range []string{
+		"/s/" + w.valid, "/s/" + w.valid + "?from=2026-09-05", "/s/" + w.valid + "/week?start=2026-09-20",
+		photoPath(w.valid, w.inRange, photo.SizeThumb), photoPath(w.valid, w.outOfRange, photo.SizeThumb),
+		"/s/" + w.expired, "/s/" + w.revoked, "/s/" + w.unknown, "/s/" + w.valid + "/nothing",
+	} {
+		anon.Get(p)
+		request(t, anon, w.app.URL, "GET", p, "User-Agent", "Slackbot 1.0")
+	}
+	for range share.MissBurst {
+		anon.Get("/s/" + w.unknown) // into 429s
+	}
+	w.owner.Get("/shares/" + w.valid + "/qr.svg")
+	w.owner.PostForm("/shares/"+w.unknown+"/revoke", nil)
+	w.admin.Get("/admin/shares")
+	w.owner.PostForm("/shares/"+w.valid+"/revoke", nil)
+	anon.Get(photoPath(w.valid, w.inRange, photo.SizeThumb))
+
+	out := logs.String()
+	if !strings.Contains(out, `"route":"/s/{token}"`) || !strings.Contains(out, `"route":"/s/{token}/photo/{date}/{meal_id}"`) {
+		t.Fatalf("no access log line for share routes; logs:\n%.2000s", out)
+	}
+	for _, tok := range []string{w.valid, w.expired, w.revoked, w.unknown} {
+		if strings.Contains(out, tok) {
+			t.Errorf("a token is in the logs:\n%s", out)
+		}
+	}
+	for _, s := range []string{ownerEmail, otherEmail} {
+		if strings.Contains(out, s) {
+			t.Errorf("an email is in the logs")
+		}
+	}
+}
