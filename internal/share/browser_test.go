@@ -6,11 +6,14 @@ import (
 	"image/color"
 	"net/http"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/go-chi/chi/v5/middleware"
 
@@ -195,4 +198,58 @@ func jsList(ss []string) string {
 		q[i] = fmt.Sprintf("%q", s)
 	}
 	return "[" + strings.Join(q, ",") + "]"
+}
+
+// TestBrowserWeekPrintsOnOnePage prints a full week (four meals a day,
+// each with a photo, a note and numbers) with Chromium's print-to-PDF,
+// honouring the page's own print CSS: one landscape page.
+func TestBrowserWeekPrintsOnOnePage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a browser")
+	}
+	bin := chromiumPath(t)
+	app := apptest.New(t)
+	owner := signUp(t, app, ownerEmail, ownerName)
+	img := jpegOf(t, 64, 48, color.RGBA{120, 90, 60, 255})
+	for day := 1; day <= 7; day++ {
+		date := fmt.Sprintf("2026-09-%02d", day)
+		for i, kind := range []string{"breakfast", "lunch", "dinner", "snack"} {
+			addMeal(t, app, owner, ownerEmail, date, fmt.Sprintf("%02d:00", 8+4*i), kind, img,
+				"notes", "A plate of rice, beans and greens with a little olive oil, eaten slowly at the table.", "kcal", "512.5", "protein_g", "20")
+		}
+	}
+	tok := createShare(t, owner, shareForm())
+
+	ctx, cancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-dev-shm-usage", true))
+	defer cancel()
+	ctx, cancel = chromedp.NewContext(ctx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	loaded := poll(`[...document.images].length === 28 && [...document.images].every(i => i.complete && i.naturalWidth > 0)`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+"/s/"+tok+"/week?start=2026-09-01"), loaded); err != nil {
+		t.Fatalf("week page: %v", err)
+	}
+	css := true
+	res, err := chromedp.Call(ctx, page.PrintToPDF, page.PrintToPDFParams{PreferCSSPageSize: &css})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := regexp.MustCompile(`/Type\s*/Page[^s]`).FindAll(res.Data, -1)
+	if len(pages) != 1 {
+		t.Errorf("the printed week has %d pages, want 1", len(pages))
+	}
+	// A4 landscape: 842 × 595 points.
+	box := regexp.MustCompile(`/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)`).FindSubmatch(res.Data)
+	if box == nil {
+		t.Fatal("no MediaBox in the PDF")
+	}
+	w, _ := strconv.ParseFloat(string(box[1]), 64)
+	h, _ := strconv.ParseFloat(string(box[2]), 64)
+	if w < 841 || w > 843 || h < 594 || h > 596 {
+		t.Errorf("printed page is %.0f × %.0f pt, want A4 landscape 842 × 595", w, h)
+	}
 }
