@@ -215,7 +215,7 @@ func (h *Handler) QR(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	svg, err := QRSVG(h.link(sh.Token))
+	svg, err := qrSVG(h.link(sh.Token))
 	if err != nil {
 		return err
 	}

@@ -267,3 +267,24 @@ func TestMainNavigation(t *testing.T) {
 		t.Error("main navigation has no Shares link")
 	}
 }
+
+// TestCreateFormDefaults: the form offers the last 14 days ending today in
+// the owner's time zone, not the server's.
+func TestCreateFormDefaults(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	owner := signUp(t, app, ownerEmail, ownerName)
+	// 11:30 UTC on 1 Sep is already 2 Sep in Kiritimati (UTC+14).
+	app.Clock.Set(time.Date(2026, 9, 1, 11, 30, 0, 0, time.UTC))
+	if resp := owner.PostForm("/account/timezone", map[string][]string{"tz": {"Pacific/Kiritimati"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("set time zone = %d", resp.StatusCode)
+	}
+	doc := owner.Get("/shares").Doc()
+	got := []string{doc.Find("#from").AttrOr("value", ""), doc.Find("#to").AttrOr("value", ""), doc.Find("#expiry option[selected]").AttrOr("value", "")}
+	if d := cmp.Diff([]string{"2026-08-20", "2026-09-02", "30"}, got); d != "" {
+		t.Errorf("form defaults from, to, expiry (-want +got):\n%s", d)
+	}
+	if doc.Find("#notes[checked]").Length() != 1 || doc.Find("#numbers[checked]").Length() != 1 {
+		t.Error("notes and numbers are not ticked by default")
+	}
+}

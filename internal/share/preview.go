@@ -20,10 +20,10 @@ var previewAgents = []string{
 	"redditbot", "embedly", "iframely", "vkshare", "cardyb", "mastodon",
 }
 
-// IsPreview reports whether r is a look at the link rather than a person
+// isPreview reports whether r is a look at the link rather than a person
 // opening it: any HEAD request, or a known link-preview or crawler user
 // agent. Such requests see no photos, notes or name and are not counted.
-func IsPreview(r *http.Request) bool {
+func isPreview(r *http.Request) bool {
 	return r.Method == http.MethodHead || previewAgent(r)
 }
 

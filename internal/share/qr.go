@@ -11,11 +11,11 @@ import (
 // standard asks for 4 so scanners find the code's edge.
 const quietZone = 4
 
-// QRSVG returns an SVG image of a QR code of text (error correction level
+// qrSVG returns an SVG image of a QR code of text (error correction level
 // M, which survives a smudged screen or print): black modules on white,
 // one path, a quietZone border, scaled by the viewer. The image holds
 // nothing but the code.
-func QRSVG(text string) ([]byte, error) {
+func qrSVG(text string) ([]byte, error) {
 	q, err := qrcode.NewWith(text, qrcode.WithErrorCorrectionLevel(qrcode.ErrorCorrectionMedium))
 	if err != nil {
 		return nil, fmt.Errorf("share: qr code: %w", err)

@@ -207,14 +207,14 @@ func outside(sh *Share, d meal.Date) error {
 // Page is GET /s/{token}: the shared range, PageDays at a time from
 // ?from= (default: the first day), grouped by day with thumbnails
 // linking to the display size. Opening the link itself (no ?from=) counts
-// one open, unless it is a preview (IsPreview).
+// one open, unless it is a preview (isPreview).
 func (h *Handler) Page(w http.ResponseWriter, r *http.Request) error {
 	sh, owner, err := h.open(w, r)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if IsPreview(r) {
+	if isPreview(r) {
 		return h.preview(w, r)
 	}
 	from, to := sh.Range()
@@ -309,7 +309,7 @@ func (h *Handler) Week(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if IsPreview(r) {
+	if isPreview(r) {
 		return h.preview(w, r)
 	}
 	from, to := sh.Range()
