@@ -96,11 +96,12 @@ func rowID(tok string) string { return "share-" + tok[:8] }
 
 type ownerRow struct {
 	Share
-	ID      string
-	Link    string
-	QRURL   string
-	State   State
-	Expires string // "never", or when, in the owner's zone
+	ID    string
+	Link  string
+	QRURL string
+	State State
+	// Until is when the link stops: "never", or a time in the owner's zone.
+	Until string
 	// FirstOpened and LastOpened are in the owner's zone; "" if never.
 	FirstOpened string
 	LastOpened  string
@@ -142,12 +143,12 @@ func (h *Handler) renderList(w http.ResponseWriter, r *http.Request, status int,
 			Link:        h.link(sh.Token),
 			QRURL:       "/shares/" + sh.Token + "/qr.svg",
 			State:       sh.StateAt(now),
-			Expires:     "never",
+			Until:       "never",
 			FirstOpened: when(sh.FirstOpenedAt),
 			LastOpened:  when(sh.LastOpenedAt),
 		}
 		if e := sh.Expires(); e != nil {
-			rows[i].Expires = when(e)
+			rows[i].Until = when(e)
 		}
 	}
 	return h.pages.Render(w, r, status, "share/list", &ownerPage{
