@@ -5,6 +5,7 @@ package account
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -31,26 +32,25 @@ func NewHandler(users *user.Store, meals *meal.Store, pages *web.Pages, now func
 
 type accountPage struct {
 	web.Base
-	User     *user.User
-	TZ       string
-	TZError  string
-	LocalNow string
+	User      *user.User
+	TZ        string
+	TZError   string
+	Name      string
+	NameError string
+	LocalNow  string
 }
 
 // Page shows the account settings.
 func (h *Handler) Page(w http.ResponseWriter, r *http.Request) error {
 	u := user.FromContext(r.Context())
-	return h.render(w, r, http.StatusOK, u, u.TimeZone, "")
+	return h.render(w, r, http.StatusOK, &accountPage{User: u, TZ: u.TimeZone, Name: u.Name})
 }
 
-func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, u *user.User, tz, msg string) error {
-	return h.pages.Render(w, r, status, "account/page", &accountPage{
-		Base:     web.Base{Title: "Account"},
-		User:     u,
-		TZ:       tz,
-		TZError:  msg,
-		LocalNow: h.now().In(u.Location()).Format("Mon 2 Jan 15:04"),
-	})
+// render shows p, filling what every state of the page needs.
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, p *accountPage) error {
+	p.Title = "Account"
+	p.LocalNow = h.now().In(p.User.Location()).Format("Mon 2 Jan 15:04")
+	return h.pages.Render(w, r, status, "account/page", p)
 }
 
 // TimeZone saves the account's time zone, an IANA name such as
@@ -63,12 +63,35 @@ func (h *Handler) TimeZone(w http.ResponseWriter, r *http.Request) error {
 	u := user.FromContext(r.Context())
 	tz := strings.TrimSpace(r.PostForm.Get("tz"))
 	if !user.ValidTimeZone(tz) {
-		return h.render(w, r, http.StatusUnprocessableEntity, u, tz, "Time zone must be a name like Europe/Berlin, America/Los_Angeles or UTC.")
+		return h.render(w, r, http.StatusUnprocessableEntity, &accountPage{User: u, TZ: tz, Name: u.Name,
+			TZError: "Time zone must be a name like Europe/Berlin, America/Los_Angeles or UTC."})
 	}
 	if err := h.users.SetTimeZone(r.Context(), u.ID, tz); err != nil {
 		return err
 	}
 	web.SetFlash(w, "Time zone saved.")
+	web.Redirect(w, r, "/account")
+	return nil
+}
+
+// Name saves the display name that heads the owner's share links. Empty
+// is allowed: the links then say "A meal diary". Once saved here, sign-in
+// no longer replaces it with the provider's name.
+func (h *Handler) Name(w http.ResponseWriter, r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		return web.BadRequest("The form could not be read.")
+	}
+	u := user.FromContext(r.Context())
+	raw := r.PostForm.Get("name")
+	name, ok := user.CleanName(raw)
+	if !ok {
+		return h.render(w, r, http.StatusUnprocessableEntity, &accountPage{User: u, TZ: u.TimeZone, Name: raw,
+			NameError: fmt.Sprintf("A name may have at most %d characters and no line breaks or control characters.", user.MaxNameLen)})
+	}
+	if err := h.users.SetName(r.Context(), u.ID, name); err != nil {
+		return err
+	}
+	web.SetFlash(w, "Name saved.")
 	web.Redirect(w, r, "/account")
 	return nil
 }

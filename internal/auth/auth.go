@@ -119,7 +119,9 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 			ClientSecret: p.ClientSecret,
 			Endpoint:     provider.Endpoint(),
 			RedirectURL:  p.RedirectURL,
-			Scopes:       []string{oidc.ScopeOpenID, "email"},
+			// profile brings the name claim: the heading share
+			// recipients see (user.User.Name).
+			Scopes: []string{oidc.ScopeOpenID, "email", "profile"},
 		},
 		verifier:      provider.Verifier(&oidc.Config{ClientID: p.ClientID}),
 		selectAccount: wantsSelectAccount(p.Issuer, disc.Prompts),
@@ -209,6 +211,7 @@ func wantsSelectAccount(issuer string, supported []string) bool {
 type claims struct {
 	Email         string `json:"email"`
 	EmailVerified bool   `json:"email_verified"`
+	Name          string `json:"name"`
 }
 
 var errRestart = "Start again from the sign-in button. If this keeps happening, make sure cookies are allowed for this site."
@@ -291,13 +294,17 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 		return &web.Error{Status: http.StatusForbidden, Title: "Email not verified", Msg: "Your email address is not verified at " + h.name + ". Verify it there, then sign in again."}
 	}
 	email := strings.ToLower(c.Email)
+	name, _ := user.CleanName(c.Name) // a name we cannot show is no name
 
 	u, err := h.users.Get(ctx, idt.Subject)
 	switch {
 	case errors.Is(err, user.ErrNotFound):
-		u, err = h.signUp(ctx, idt.Subject, email, inviteTok)
-	case err == nil && inviteTok != "" && u.InviteToken != inviteTok:
-		web.SetFlash(w, "You already have an account, so the invite was not used; it still works for someone else.")
+		u, err = h.signUp(ctx, idt.Subject, email, name, inviteTok)
+	case err == nil:
+		h.followProviderName(ctx, u, name)
+		if inviteTok != "" && u.InviteToken != inviteTok {
+			web.SetFlash(w, "You already have an account, so the invite was not used; it still works for someone else.")
+		}
 	}
 	if err != nil {
 		return err
@@ -317,12 +324,29 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// followProviderName brings u's display name up to date with the
+// provider's, unless the owner chose one on the account page. A failure
+// does not stop the sign-in: the name is cosmetic.
+func (h *Handler) followProviderName(ctx context.Context, u *user.User, name string) {
+	if u.NameSet || u.Name == name {
+		return
+	}
+	err := h.users.SetProviderName(ctx, u.ID, name)
+	switch {
+	case err == nil:
+		u.Name = name
+	case errors.Is(err, user.ErrNameChosen), errors.Is(err, user.ErrNotFound):
+	default:
+		h.log.Warn("could not update display name", "user_id", u.ID, "err", err)
+	}
+}
+
 // signUp creates the users row for a first sign-in: from the invite being
 // claimed, or as an admin for ADMIN_EMAILS; anyone else gets the "you need
 // an invite" page. A claim re-run by the same person is a no-op, so a
 // sign-up that failed half-way can simply be retried.
-func (h *Handler) signUp(ctx context.Context, sub, email, inviteTok string) (*user.User, error) {
-	u := &user.User{ID: sub, Email: email, Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: h.now().UTC()}
+func (h *Handler) signUp(ctx context.Context, sub, email, name, inviteTok string) (*user.User, error) {
+	u := &user.User{ID: sub, Email: email, Name: name, Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: h.now().UTC()}
 	switch {
 	case inviteTok != "":
 		inv, err := h.invites.Claim(ctx, inviteTok, sub, email, h.now())

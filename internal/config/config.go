@@ -5,6 +5,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -57,6 +58,12 @@ type Config struct {
 	// AdminEmails may sign up without an invite and become admins
 	// (ADMIN_EMAILS, comma-separated, compared lower-cased).
 	AdminEmails []string
+	// TrustedProxyHeader names the request header in which a reverse proxy
+	// in front of ndiro passes the client's address, in canonical form
+	// (e.g. "X-Forwarded-For"); "" means the direct peer is the client
+	// (NDIRO_TRUSTED_PROXY_HEADER). Rate limits key on that address, so
+	// set it only when every request passes through that proxy.
+	TrustedProxyHeader string
 
 	// OIDCName is the sign-in provider's name as pages show it, e.g. "Sign
 	// in with Google" (NDIRO_OIDC_NAME, default DefaultOIDCName). Local mode
@@ -147,6 +154,19 @@ func Load(getenv func(string) string) (Config, error) {
 		c.PhotoCacheBytes = n
 	}
 
+	if h := get("NDIRO_TRUSTED_PROXY_HEADER", ""); h != "" {
+		switch canon := textproto.CanonicalMIMEHeaderKey(h); {
+		case !validHeaderName(h):
+			bad("NDIRO_TRUSTED_PROXY_HEADER must be a header name like X-Forwarded-For, not %q", h)
+		case canon == "Forwarded":
+			bad("NDIRO_TRUSTED_PROXY_HEADER: the Forwarded header's for= syntax is not supported; have the proxy set X-Forwarded-For or X-Real-IP")
+		case canon == "Host" || canon == "Cookie" || canon == "Authorization" || canon == "User-Agent" || canon == "Referer":
+			bad("NDIRO_TRUSTED_PROXY_HEADER cannot be %s, which no proxy uses for the client address", canon)
+		default:
+			c.TrustedProxyHeader = canon
+		}
+	}
+
 	admins := get("ADMIN_EMAILS", "")
 	if admins == "" && c.Mode == ModeLocal {
 		admins = "admin@example.com"
@@ -219,6 +239,20 @@ func validIssuer(s string) bool {
 		return h == "localhost" || (ip != nil && ip.IsLoopback())
 	}
 	return false
+}
+
+// validHeaderName reports whether h is an HTTP header name: 1 to 64
+// letters, digits and '-' (RFC 9110 allows more; no proxy uses it).
+func validHeaderName(h string) bool {
+	if len(h) == 0 || len(h) > 64 {
+		return false
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // validPrefix reports whether p can start a DynamoDB table name, whose

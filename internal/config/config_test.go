@@ -34,12 +34,12 @@ func TestLoadAWS(t *testing.T) {
 		"NDIRO_MODE": "aws", "AWS_REGION": "eu-central-1", "NDIRO_BUCKET": "b",
 		"GOOGLE_CLIENT_ID": "id", "GOOGLE_CLIENT_SECRET": "secret",
 		"NDIRO_BASE_URL": "https://ndiro.example.org/", "ADMIN_EMAILS": " A@Example.com, b@example.com ",
-		"NDIRO_PHOTO_CACHE_BYTES": "0",
+		"NDIRO_PHOTO_CACHE_BYTES": "0", "NDIRO_TRUSTED_PROXY_HEADER": "x-forwarded-for",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.BaseURL != "https://ndiro.example.org" || got.PhotoCacheBytes != 0 ||
+	if got.BaseURL != "https://ndiro.example.org" || got.PhotoCacheBytes != 0 || got.TrustedProxyHeader != "X-Forwarded-For" ||
 		!cmp.Equal(got.AdminEmails, []string{"a@example.com", "b@example.com"}) {
 		t.Errorf("Load(aws) = %+v", got)
 	}
@@ -105,6 +105,10 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"NDIRO_PHOTO_CACHE_BYTES": "-1"}, []string{"NDIRO_PHOTO_CACHE_BYTES"}},
 		{map[string]string{"NDIRO_PHOTO_CACHE_BYTES": "64MB"}, []string{"NDIRO_PHOTO_CACHE_BYTES"}},
 		{map[string]string{"ADMIN_EMAILS": "admin"}, []string{"ADMIN_EMAILS"}},
+		{map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "X Forwarded For"}, []string{"NDIRO_TRUSTED_PROXY_HEADER"}},
+		{map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "X-Forwarded-For:"}, []string{"NDIRO_TRUSTED_PROXY_HEADER"}},
+		{map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "forwarded"}, []string{"NDIRO_TRUSTED_PROXY_HEADER"}},
+		{map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "Host"}, []string{"NDIRO_TRUSTED_PROXY_HEADER"}},
 		{map[string]string{"NDIRO_MODE": "aws"}, []string{"AWS_REGION", "NDIRO_BUCKET", "NDIRO_OIDC_CLIENT_ID", "NDIRO_OIDC_CLIENT_SECRET", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET", "NDIRO_BASE_URL", "ADMIN_EMAILS"}},
 		{map[string]string{"NDIRO_MODE": "aws", "NDIRO_BASE_URL": "http://x.org"}, []string{"https"}},
 		{map[string]string{"NDIRO_OIDC_ISSUER": "http://sso.example.org/realms/home"}, []string{"NDIRO_OIDC_ISSUER"}},

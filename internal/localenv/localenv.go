@@ -178,8 +178,10 @@ func (e *Env) Close() error {
 
 func (e *Env) stop() error {
 	var first error
-	// Close, not Shutdown: the app has stopped by now, and Shutdown would
-	// wait up to 5 s for connections a client dialled but never used.
+	// Close, not Shutdown: callers stop the app before its backends, so no
+	// request is in flight, and Shutdown would wait up to 5 s for any
+	// connection a client dialled but never used (concurrent SDK calls
+	// leave some).
 	for _, s := range e.servers {
 		if err := s.Close(); err != nil && first == nil {
 			first = err

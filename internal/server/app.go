@@ -19,6 +19,7 @@ import (
 	"ndiro/internal/invite"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
+	"ndiro/internal/share"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 	"ndiro/static"
@@ -45,6 +46,7 @@ type App struct {
 	Users    *user.Store
 	Invites  *invite.Store
 	Meals    *meal.Store
+	Shares   *share.Store
 	Photos   *photo.Server
 }
 
@@ -78,6 +80,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name)
 	invites := invite.NewStore(b.DynamoDB, b.Tables.Invites.Name)
 	meals := meal.NewStore(b.DynamoDB, b.Tables.Meals.Name)
+	shares := share.NewStore(b.DynamoDB, b.Tables.Shares.Name)
 	photos := photo.NewStore(b.S3, b.Bucket)
 	photoServer := photo.NewServer(photos, photo.NewCache(cfg.PhotoCacheBytes))
 
@@ -112,9 +115,20 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Now:      now,
 			Log:      log,
 		}),
+		Shares: share.NewHandler(share.Deps{
+			Store:              shares,
+			Meals:              meals,
+			Users:              users,
+			Photos:             photoServer,
+			Pages:              pages,
+			Now:                now,
+			Log:                log,
+			BaseURL:            cfg.BaseURL,
+			TrustedProxyHeader: cfg.TrustedProxyHeader,
+		}),
 		Account: account.NewHandler(users, meals, pages, now, cfg.BaseURL),
 		Admin:   admin.NewHandler(users, pages),
 		HSTS:    cfg.Mode == config.ModeAWS,
 	})
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Photos: photoServer}, nil
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer}, nil
 }

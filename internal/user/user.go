@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -57,6 +59,13 @@ type User struct {
 	Status Status `dynamodbav:"status"`
 	// TimeZone is an IANA name such as "Europe/Berlin"; "" means UTC.
 	TimeZone string `dynamodbav:"tz,omitempty"`
+	// Name is the display name share recipients see ("Ana Lima"); "" shows
+	// a generic heading. It comes from the OIDC name claim at sign-up and
+	// follows it at each sign-in until the owner sets one on the account
+	// page (NameSet), after which only the owner changes it.
+	Name string `dynamodbav:"name,omitempty"`
+	// NameSet records that the owner chose Name themselves (even "").
+	NameSet bool `dynamodbav:"name_set,omitempty"`
 	// InviteToken is the invite this user signed up with; "" for admins
 	// from ADMIN_EMAILS.
 	InviteToken string    `dynamodbav:"invite_token,omitempty"`
@@ -76,10 +85,19 @@ func (u *User) IsAdmin() bool { return u.Role == RoleAdmin }
 // Deleting reports whether u's account deletion has started.
 func (u *User) Deleting() bool { return u.Status == StatusDeleting }
 
+// Active reports whether u's account is in use: status active, or ""
+// (rows from before statuses). Any other status (deleting, or one added
+// later such as disabled) stops everything the account handed out, such
+// as its share links.
+func (u *User) Active() bool { return u.Status == "" || u.Status == StatusActive }
+
 // Sentinel errors of Store.
 var (
 	ErrNotFound = errors.New("user not found")
 	ErrExists   = errors.New("user already exists")
+	// ErrNameChosen: the owner set their display name, so the provider's
+	// name does not replace it.
+	ErrNameChosen = errors.New("user chose their own name")
 )
 
 // Store reads and writes the users table.
@@ -271,6 +289,77 @@ func (s *Store) ListDeleting(ctx context.Context) ([]User, error) {
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 	})
+}
+
+// SetName stores name (checked with CleanName) as the display name the
+// owner chose, so sign-in stops following the provider's name. It returns
+// ErrNotFound if the row is gone.
+func (s *Store) SetName(ctx context.Context, id, name string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      key(id),
+		UpdateExpression:         aws.String("SET #name = :n, name_set = :t"),
+		ConditionExpression:      aws.String("attribute_exists(user_id)"),
+		ExpressionAttributeNames: map[string]string{"#name": "name"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":n": &types.AttributeValueMemberS{Value: name},
+			":t": &types.AttributeValueMemberBOOL{Value: true},
+		},
+	})
+	if dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("user: set name: %w", ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("user: set name: %w", err)
+	}
+	return nil
+}
+
+// SetProviderName stores name, the provider's name claim at sign-in, with
+// one conditional UpdateItem: only if the owner has not chosen a name
+// (ErrNameChosen otherwise, even if they chose it a moment ago) and the
+// row exists (ErrNotFound).
+func (s *Store) SetProviderName(ctx context.Context, id, name string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      key(id),
+		UpdateExpression:         aws.String("SET #name = :n"),
+		ConditionExpression:      aws.String("attribute_exists(user_id) AND (attribute_not_exists(name_set) OR name_set = :f)"),
+		ExpressionAttributeNames: map[string]string{"#name": "name"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":n": &types.AttributeValueMemberS{Value: name},
+			":f": &types.AttributeValueMemberBOOL{Value: false},
+		},
+	})
+	if dynamo.IsConditionFailed(err) {
+		if _, gerr := s.Get(ctx, id); errors.Is(gerr, ErrNotFound) {
+			return fmt.Errorf("user: set provider name: %w", ErrNotFound)
+		}
+		return fmt.Errorf("user: set provider name: %w", ErrNameChosen)
+	}
+	if err != nil {
+		return fmt.Errorf("user: set provider name: %w", err)
+	}
+	return nil
+}
+
+// MaxNameLen is the longest display name, in characters (runes).
+const MaxNameLen = 80
+
+// CleanName trims s and returns it if it can be a display name: valid
+// UTF-8, at most MaxNameLen characters, no control or format characters
+// (no line breaks, no bidi overrides). ok is false otherwise.
+func CleanName(s string) (name string, ok bool) {
+	s = strings.TrimSpace(s)
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxNameLen {
+		return "", false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Cf) {
+			return "", false
+		}
+	}
+	return s, true
 }
 
 func key(id string) map[string]types.AttributeValue {

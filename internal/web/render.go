@@ -40,6 +40,10 @@ type Base struct {
 	// Provider is the sign-in provider's name for "Sign in with …"
 	// (NDIRO_OIDC_NAME).
 	Provider string
+	// Unlisted marks a page reached through a secret link (a share): the
+	// layout asks robots not to index or follow it, and Render neither
+	// shows nor clears a flash message, so the response sets no cookie.
+	Unlisted bool
 }
 
 func (b *Base) base() *Base { return b }
@@ -154,7 +158,7 @@ func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, name 
 	b.Page = name
 	b.Provider = p.provider
 	var flashShown bool
-	if b.Flash == "" && status < 400 {
+	if b.Flash == "" && status < 400 && !b.Unlisted {
 		b.Flash, flashShown = peekFlash(r)
 	}
 	var buf bytes.Buffer
