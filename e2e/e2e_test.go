@@ -430,6 +430,37 @@ func TestProductionPath(t *testing.T) {
 	}
 	h.checkHSTS(again, "photo 304")
 
+	// A share link over the meal's day: a recipient without an account
+	// sees the meal and its photo (revalidated on every view), and once the
+	// owner revokes the link, neither.
+	shareTok := fc.CreateShare(url.Values{"label": {"Dr. Rossi"}, "from": {date}, "to": {date}, "expiry": {"7"}, "notes": {"1"}, "numbers": {"1"}})
+	h.secrets = append(h.secrets, shareTok)
+	recipient := h.client()
+	sp := recipient.Get("/s/" + shareTok)
+	if sp.StatusCode != http.StatusOK || sp.Header.Get("Referrer-Policy") != "no-referrer" || sp.Header.Get("Set-Cookie") != "" {
+		t.Fatalf("share page = %d, Referrer-Policy %q, Set-Cookie %q; want 200, no-referrer, none", sp.StatusCode, sp.Header.Get("Referrer-Policy"), sp.Header.Get("Set-Cookie"))
+	}
+	h.checkHSTS(sp, "share page")
+	if !strings.Contains(sp.Text("main"), "Lentil soup") {
+		t.Errorf("share page does not show the meal's notes")
+	}
+	sharedThumb, _ := sp.Doc().Find("main img").First().Attr("src")
+	if !strings.HasPrefix(sharedThumb, "/s/"+shareTok+"/photo/"+date+"/"+mealID) {
+		t.Fatalf("share page photo %q, want one under /s/{token}/photo/%s/%s", sharedThumb, date, mealID)
+	}
+	sph := recipient.Get(sharedThumb)
+	if sph.StatusCode != http.StatusOK || sph.Header.Get("Cache-Control") != "private, no-cache" || sph.Body != th.Body {
+		t.Errorf("shared photo = %d, Cache-Control %q, %d bytes; want 200, private, no-cache, the thumbnail's %d bytes", sph.StatusCode, sph.Header.Get("Cache-Control"), len(sph.Body), len(th.Body))
+	}
+	if r := fc.PostForm("/shares/"+shareTok+"/revoke", nil); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("revoke share = %d; body: %s", r.StatusCode, r.Body)
+	}
+	for _, u := range []string{"/s/" + shareTok, sharedThumb} {
+		if r := recipient.Get(u); r.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s after revoking = %d, want 404", u, r.StatusCode)
+		}
+	}
+
 	// The export carries the number as a JSON number and the photo's
 	// public URL.
 	h.checkExport(fc, h.base+displayURL)
@@ -506,7 +537,7 @@ func TestProductionPath(t *testing.T) {
 		t.Errorf("stderr is not empty:\n%s", e)
 	}
 	h.checkLogs(p.stdout.String(), map[string]int{"listening": 1, "user signed up": 2, "shutting down": 1},
-		"/login", "/auth/callback", "/invite/{token}", "/meals", "/photo/{date}/{meal_id}", "/logout")
+		"/login", "/auth/callback", "/invite/{token}", "/meals", "/photo/{date}/{meal_id}", "/shares", "/s/{token}", "/s/{token}/photo/{date}/{meal_id}", "/logout")
 
 	// A provider that sends the email only from its userinfo endpoint, not
 	// in the ID token (OIDC Core 5.4, oidc-provider's default): the same
