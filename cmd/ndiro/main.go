@@ -140,6 +140,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	// Account deletions a stop interrupted go on where their users rows
+	// say (DESIGN.md, account deletion).
+	if n, err := app.Deletions.ResumeAll(ctx); err != nil {
+		log.Error("account deletions not resumed", "err", err)
+	} else if n > 0 {
+		log.Info("account deletions resumed", "count", n)
+	}
 	srv := &http.Server{
 		Handler:           app.Handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,16 +1,20 @@
-// Package account serves the owner's account page: time zone, export of all
-// their data, and (with ordered deletion) deleting the account.
+// Package account serves the owner's account page (time zone, display
+// name), the export of all their data, and account deletion: an ordered,
+// resumable sequence across S3 and the four tables (DESIGN.md, account
+// deletion).
 package account
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
 	"ndiro/internal/meal"
+	"ndiro/internal/photo"
+	"ndiro/internal/share"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
@@ -19,15 +23,42 @@ import (
 type Handler struct {
 	users   *user.Store
 	meals   *meal.Store
+	shares  *share.Store
+	photos  *photo.Store
+	deleter *Deleter
+	signOut func(context.Context) error
 	pages   *web.Pages
 	now     func() time.Time
+	log     *slog.Logger
 	baseURL string
+	deleted tickets
 }
 
-// NewHandler returns the account pages. baseURL is the public origin, for
-// the photo links in the export.
-func NewHandler(users *user.Store, meals *meal.Store, pages *web.Pages, now func() time.Time, baseURL string) *Handler {
-	return &Handler{users: users, meals: meals, pages: pages, now: now, baseURL: baseURL}
+// Deps are the Handler's collaborators.
+type Deps struct {
+	Users  *user.Store
+	Meals  *meal.Store
+	Shares *share.Store
+	// Photos are read straight from S3 by the export, not through the
+	// shared photo cache: one export must not flush everyone's photos.
+	Photos  *photo.Store
+	Deleter *Deleter
+	// SignOut ends the request's session (the session manager's Destroy).
+	SignOut func(context.Context) error
+	Pages   *web.Pages
+	Now     func() time.Time
+	Log     *slog.Logger
+	// BaseURL is the public origin, for the photo links in the JSON export.
+	BaseURL string
+}
+
+// NewHandler returns the account pages.
+func NewHandler(d Deps) *Handler {
+	return &Handler{
+		users: d.Users, meals: d.Meals, shares: d.Shares, photos: d.Photos, deleter: d.Deleter,
+		signOut: d.SignOut, pages: d.Pages, now: d.Now, log: d.Log, baseURL: d.BaseURL,
+		deleted: tickets{m: map[string]ticket{}},
+	}
 }
 
 type accountPage struct {
@@ -94,52 +125,4 @@ func (h *Handler) Name(w http.ResponseWriter, r *http.Request) error {
 	web.SetFlash(w, "Name saved.")
 	web.Redirect(w, r, "/account")
 	return nil
-}
-
-// exportFile is the shape of export.json.
-type exportFile struct {
-	ExportedAt time.Time    `json:"exported_at"`
-	Email      string       `json:"email"`
-	TimeZone   string       `json:"time_zone,omitempty"`
-	Meals      []exportMeal `json:"meals"`
-}
-
-// exportMeal is a meal with, if it has a photo, the photo's URL on this
-// site (it opens while signed in) and its pixel size.
-type exportMeal struct {
-	meal.Meal
-	Photo *exportPhoto `json:"photo,omitempty"`
-}
-
-type exportPhoto struct {
-	URL    string `json:"url"`
-	Width  int    `json:"width"`
-	Height int    `json:"height"`
-}
-
-// Export sends every meal of the owner as JSON, numbers as JSON numbers.
-func (h *Handler) Export(w http.ResponseWriter, r *http.Request) error {
-	u := user.FromContext(r.Context())
-	meals, err := h.meals.All(r.Context(), u.ID)
-	if err != nil {
-		return err
-	}
-	out := make([]exportMeal, len(meals))
-	for i, m := range meals {
-		out[i].Meal = m
-		if m.HasPhoto() {
-			out[i].Photo = &exportPhoto{URL: h.baseURL + m.DisplayURL(), Width: m.PhotoW, Height: m.PhotoH}
-		}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(exportFile{ExportedAt: h.now().UTC(), Email: u.Email, TimeZone: u.TimeZone, Meals: out}); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="ndiro-meals.json"`)
-	w.Header().Set("Cache-Control", "no-store")
-	_, err = buf.WriteTo(w)
-	return err
 }

@@ -71,6 +71,7 @@ type Handler struct {
 	httpClient    *http.Client
 
 	sessions *scs.SessionManager
+	gate     *user.Gate
 	users    *user.Store
 	invites  *invite.Store
 	pages    *web.Pages
@@ -91,8 +92,11 @@ type Deps struct {
 	// ProviderName is how messages call the provider, e.g. "Google"
 	// (NDIRO_OIDC_NAME).
 	ProviderName string
-	Now          func() time.Time
-	Log          *slog.Logger
+	// Gate orders each account's writes against its deletion
+	// (HoldWrites).
+	Gate *user.Gate
+	Now  func() time.Time
+	Log  *slog.Logger
 }
 
 // NewHandler fetches the provider's discovery document and returns the
@@ -131,6 +135,7 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 		name:          d.ProviderName,
 		httpClient:    hc,
 		sessions:      d.Sessions,
+		gate:          d.Gate,
 		users:         d.Users,
 		invites:       d.Invites,
 		pages:         d.Pages,
@@ -434,6 +439,32 @@ func (h *Handler) toLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	web.Redirect(w, r, to)
 }
+
+// HoldWrites makes every unsafe request (POST and the like) of the
+// signed-in user hold their account's write gate while it runs, so a
+// deletion waits for it, and refuses it with 403 once the account's
+// deletion has begun (DESIGN.md, account deletion). It must run after
+// RequireUser; reads pass straight through.
+func (h *Handler) HoldWrites(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			next.ServeHTTP(w, r)
+			return
+		}
+		release, err := h.gate.Enter(user.ID(r.Context()))
+		if err != nil {
+			h.pages.Error(w, r, &web.Error{Status: http.StatusForbidden, Title: "Account being deleted", Msg: "This account is being deleted, so nothing can be saved to it.", Err: err})
+			return
+		}
+		defer release()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// SignOut ends the session of the request ctx belongs to (account
+// deletion signs the owner out at once).
+func (h *Handler) SignOut(ctx context.Context) error { return h.sessions.Destroy(ctx) }
 
 // RequireAdmin refuses non-admins with 403. It must run after RequireUser.
 func (h *Handler) RequireAdmin(next http.Handler) http.Handler {

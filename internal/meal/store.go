@@ -237,6 +237,45 @@ func (s *Store) All(ctx context.Context, userID string) ([]Meal, error) {
 	return meals, nil
 }
 
+// DeleteAll deletes every meal of userID (a step of account deletion):
+// Query pages of keys only, each page deleted with BatchWriteItem (25 at a
+// time, unprocessed items resent). It returns how many meals it deleted;
+// meals already gone are no error, so it can be re-run after a failure
+// part-way.
+func (s *Store) DeleteAll(ctx context.Context, userID string) (int, error) {
+	if userID == "" {
+		return 0, fmt.Errorf("meal: delete all: empty user id")
+	}
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("user_id").Equal(expression.Value(userID))).
+		WithProjection(expression.NamesList(expression.Name("user_id"), expression.Name("sk"))).
+		Build()
+	if err != nil {
+		return 0, fmt.Errorf("meal: delete all: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		Limit:                     s.limit(),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ProjectionExpression:      expr.Projection(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	deleted := 0
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return deleted, fmt.Errorf("meal: delete all: %w", err)
+		}
+		n, err := dynamo.BatchDelete(ctx, s.db, s.table, page.Items)
+		deleted += n
+		if err != nil {
+			return deleted, fmt.Errorf("meal: delete all: %w", err)
+		}
+	}
+	return deleted, nil
+}
+
 // query runs one Query on userID's partition, with at most one sort-key
 // condition, to its last page.
 func (s *Store) query(ctx context.Context, userID string, sk ...expression.KeyConditionBuilder) ([]Meal, error) {

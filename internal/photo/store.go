@@ -49,9 +49,14 @@ func Key(userID, date, mealID string, size Size) string {
 	return UserPrefix(userID) + "meals/" + date + "/" + mealID + ext
 }
 
-// UserPrefix returns "users/{userID}/", under which all of a user's objects
+// UserPrefix returns "users/{userID}/", under which all of a user's photos
 // live (account deletion removes the prefix).
 func UserPrefix(userID string) string { return "users/" + userID + "/" }
+
+// PendingPrefix returns "pending/{userID}/", under which a user's
+// short-lived uploads wait while a form is corrected (DESIGN.md, photos);
+// a lifecycle rule expires them.
+func PendingPrefix(userID string) string { return "pending/" + userID + "/" }
 
 // ErrNotFound is returned for a photo object that does not exist.
 var ErrNotFound = errors.New("photo not found")
@@ -128,6 +133,29 @@ func (s *Store) Get(ctx context.Context, ownerID, key string) (*Object, error) {
 	}
 	v, _ := strconv.ParseInt(metadata(out.Metadata, metaVersion), 10, 64)
 	return &Object{Body: body, Version: Version(v)}, nil
+}
+
+// Stream copies the object key, which must lie under ownerID's prefix
+// (ErrOutsidePrefix), to w as it arrives from S3, never holding it whole
+// in memory (the account export). It returns the bytes copied, or
+// ErrNotFound.
+func (s *Store) Stream(ctx context.Context, ownerID, key string, w io.Writer) (int64, error) {
+	if !underPrefix(ownerID, key) {
+		return 0, ErrOutsidePrefix
+	}
+	out, err := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	if isNoSuchKey(err) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("photo: stream %s: %w", key, err)
+	}
+	defer out.Body.Close()
+	n, err := io.Copy(w, out.Body)
+	if err != nil {
+		return n, fmt.Errorf("photo: stream %s: %w", key, err)
+	}
+	return n, nil
 }
 
 // metadata looks a user-metadata key up case-insensitively: S3 returns
@@ -218,11 +246,45 @@ func (s *Store) Delete(ctx context.Context, ownerID string, keys ...string) erro
 	return nil
 }
 
-// underPrefix reports whether key lies under ownerID's prefix, with no path
-// tricks in either.
+// DeleteAll deletes every object of ownerID, under UserPrefix and
+// PendingPrefix (a step of account deletion): ListObjectsV2 pages, each
+// deleted with DeleteObjects. It returns how many objects it deleted; it
+// can be re-run after a failure part-way.
+func (s *Store) DeleteAll(ctx context.Context, ownerID string) (int, error) {
+	if ownerID == "" || strings.ContainsAny(ownerID, "/\\") {
+		return 0, fmt.Errorf("photo: delete all: bad owner id %q", ownerID)
+	}
+	deleted := 0
+	for _, prefix := range []string{UserPrefix(ownerID), PendingPrefix(ownerID)} {
+		p := s3.NewListObjectsV2Paginator(s.s3, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return deleted, fmt.Errorf("photo: delete all: list %s: %w", prefix, err)
+			}
+			keys := make([]string, len(page.Contents))
+			for i, o := range page.Contents {
+				keys[i] = aws.ToString(o.Key)
+			}
+			if err := s.Delete(ctx, ownerID, keys...); err != nil {
+				return deleted, fmt.Errorf("photo: delete all: %w", err)
+			}
+			deleted += len(keys)
+		}
+	}
+	return deleted, nil
+}
+
+// underPrefix reports whether key lies under one of ownerID's prefixes
+// (UserPrefix, PendingPrefix), with no path tricks in either.
 func underPrefix(ownerID, key string) bool {
 	if ownerID == "" || strings.ContainsAny(ownerID, "/\\") || strings.Contains(key, "..") || strings.Contains(key, "//") {
 		return false
 	}
-	return strings.HasPrefix(key, UserPrefix(ownerID)) && len(key) > len(UserPrefix(ownerID))
+	for _, prefix := range []string{UserPrefix(ownerID), PendingPrefix(ownerID)} {
+		if strings.HasPrefix(key, prefix) && len(key) > len(prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -16,6 +16,10 @@ func TestUnderPrefix(t *testing.T) {
 		{"", "users//meals/x.jpg", false},
 		{"u1/../u2", "users/u1/../u2/x.jpg", false},
 		{"u1", "other/users/u1/x.jpg", false},
+		{"u1", "pending/u1/abc.jpg", true},
+		{"u1", "pending/u2/abc.jpg", false},
+		{"u1", "pending/u1/", false},
+		{"u1", "pending/u1/../../users/u2/x.jpg", false},
 	} {
 		if got := underPrefix(tc.owner, tc.key); got != tc.ok {
 			t.Errorf("underPrefix(%q, %q) = %v, want %v", tc.owner, tc.key, got, tc.ok)

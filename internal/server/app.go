@@ -48,6 +48,9 @@ type App struct {
 	Meals    *meal.Store
 	Shares   *share.Store
 	Photos   *photo.Server
+	// Deletions runs account deletions; start-up resumes those a stop
+	// interrupted (ResumeAll).
+	Deletions *account.Deleter
 }
 
 // decodeSlots is how many photo uploads are decoded at once: one per core
@@ -83,6 +86,11 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	shares := share.NewStore(b.DynamoDB, b.Tables.Shares.Name)
 	photos := photo.NewStore(b.S3, b.Bucket)
 	photoServer := photo.NewServer(photos, photo.NewCache(cfg.PhotoCacheBytes))
+	gate := &user.Gate{}
+	deleter := account.NewDeleter(account.DeleterDeps{
+		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites,
+		Log: log, Now: now,
+	})
 
 	authH, err := auth.NewHandler(ctx, b.Provider, auth.Deps{
 		Sessions:     sessions,
@@ -91,6 +99,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Pages:        pages,
 		IsAdminEmail: cfg.IsAdminEmail,
 		ProviderName: cfg.OIDCName,
+		Gate:         gate,
 		Now:          now,
 		Log:          log,
 	})
@@ -126,9 +135,20 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			BaseURL:            cfg.BaseURL,
 			TrustedProxyHeader: cfg.TrustedProxyHeader,
 		}),
-		Account: account.NewHandler(users, meals, pages, now, cfg.BaseURL),
-		Admin:   admin.NewHandler(users, pages),
-		HSTS:    cfg.Mode == config.ModeAWS,
+		Account: account.NewHandler(account.Deps{
+			Users:   users,
+			Meals:   meals,
+			Shares:  shares,
+			Photos:  photos,
+			Deleter: deleter,
+			SignOut: authH.SignOut,
+			Pages:   pages,
+			Now:     now,
+			Log:     log,
+			BaseURL: cfg.BaseURL,
+		}),
+		Admin: admin.NewHandler(admin.Deps{Users: users, Pages: pages, DeletionRunning: deleter.Running}),
+		HSTS:  cfg.Mode == config.ModeAWS,
 	})
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer}, nil
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Deletions: deleter}, nil
 }

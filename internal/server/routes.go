@@ -95,9 +95,14 @@ func New(d Deps) http.Handler {
 		r.Post("/logout", d.Pages.Handle(d.Auth.Logout))
 		r.Get("/invite/{token}", d.Pages.Handle(d.Invites.Landing))
 
-		// Owners (every signed-in user).
+		// The page after an account deletion: the session is gone by then.
+		r.Get("/account/deleted", d.Pages.Handle(d.Account.Deleted))
+
+		// Owners (every signed-in user). Every write holds the account's
+		// write gate, so a deletion waits for it (or refuses it).
 		r.Group(func(r chi.Router) {
 			r.Use(d.Auth.RequireUser)
+			r.Use(d.Auth.HoldWrites)
 			r.Get("/meals", d.Pages.Handle(d.Meals.List))
 			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))
 			r.Post("/meals", d.Pages.Handle(d.Meals.Create))
@@ -113,12 +118,18 @@ func New(d Deps) http.Handler {
 			r.Post("/account/timezone", d.Pages.Handle(d.Account.TimeZone))
 			r.Post("/account/name", d.Pages.Handle(d.Account.Name))
 			r.Get("/account/export.json", d.Pages.Handle(d.Account.Export))
+			r.Get("/account/export.zip", d.Pages.Handle(d.Account.ExportZip))
+			r.Get("/account/delete", d.Pages.Handle(d.Account.DeletePage))
+			r.Post("/account/delete", d.Pages.Handle(d.Account.Delete))
 
 			// Admins.
 			r.Group(func(r chi.Router) {
 				r.Use(d.Auth.RequireAdmin)
 				r.Get("/admin", func(w http.ResponseWriter, r *http.Request) { web.Redirect(w, r, "/admin/users") })
 				r.Get("/admin/users", d.Pages.Handle(d.Admin.Users))
+				r.Get("/admin/users/{user_id}/delete", d.Pages.Handle(d.Account.AdminDeletePage))
+				r.Post("/admin/users/{user_id}/delete", d.Pages.Handle(d.Account.AdminDelete))
+				r.Post("/admin/users/{user_id}/resume", d.Pages.Handle(d.Account.Resume))
 				r.Get("/admin/invites", d.Pages.Handle(d.Invites.List))
 				r.Post("/admin/invites", d.Pages.Handle(d.Invites.Create))
 				r.Post("/admin/invites/{token}/revoke", d.Pages.Handle(d.Invites.Revoke))

@@ -70,6 +70,8 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 		{admin, "/meals/2026-09-01/" + ms[0].ID + "/edit"},
 		{admin, ms[0].ThumbURL()},
 		{admin, "/account"},
+		{admin, "/account/delete"},
+		{anon, "/account/deleted?t=unknown"},
 		{admin, "/admin/users"},
 		{admin, "/admin/invites"},
 		{admin, "/admin/shares"},

@@ -170,8 +170,8 @@ func (s *Store) List(ctx context.Context) ([]Share, error) {
 
 // DeleteByOwner deletes every share of ownerID (a step of account
 // deletion) and returns how many it deleted. It finds them with a paged
-// Scan and deletes each; shares already gone are no error, so it can be
-// re-run after a failure part-way.
+// Scan and deletes them with BatchWriteItem; shares already gone are no
+// error, so it can be re-run after a failure part-way.
 func (s *Store) DeleteByOwner(ctx context.Context, ownerID string) (int, error) {
 	if ownerID == "" {
 		return 0, fmt.Errorf("share: delete by owner: empty owner id")
@@ -180,13 +180,15 @@ func (s *Store) DeleteByOwner(ctx context.Context, ownerID string) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("share: delete by owner: %w", err)
 	}
+	keys := make([]map[string]types.AttributeValue, len(all))
 	for i, sh := range all {
-		_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(sh.Token)})
-		if err != nil {
-			return i, fmt.Errorf("share: delete by owner: %w", err)
-		}
+		keys[i] = key(sh.Token)
 	}
-	return len(all), nil
+	n, err := dynamo.BatchDelete(ctx, s.db, s.table, keys)
+	if err != nil {
+		return n, fmt.Errorf("share: delete by owner: %w", err)
+	}
+	return n, nil
 }
 
 // scan reads every share, or only ownerID's if it is not "", newest first.
