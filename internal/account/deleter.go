@@ -88,6 +88,14 @@ func NewDeleter(d DeleterDeps) *Deleter {
 	return &Deleter{d: d, running: map[string]chan struct{}{}}
 }
 
+// SetRetry changes how many times a run is tried and the first pause
+// between tries (tests and tools; the defaults suit production).
+func (dl *Deleter) SetRetry(attempts int, backoff time.Duration) {
+	dl.mu.Lock()
+	defer dl.mu.Unlock()
+	dl.d.Attempts, dl.d.Backoff = max(attempts, 1), backoff
+}
+
 // Start marks the account userID deleting (one conditional write: from the
 // next request on, the account is signed out and refused everywhere, and
 // its share links stop) and starts the rest of the sequence in the
@@ -171,9 +179,11 @@ func (dl *Deleter) Wait(ctx context.Context, userID string) error {
 // error) for the admin page; after the last attempt the deletion waits for
 // a resume.
 func (dl *Deleter) run(userID string) {
+	dl.mu.Lock()
+	attempts, pause := dl.d.Attempts, dl.d.Backoff
+	dl.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), dl.d.Timeout)
 	defer cancel()
-	pause := dl.d.Backoff
 	for attempt := 1; ; attempt++ {
 		step, err := dl.runOnce(ctx, userID)
 		if err == nil {
@@ -183,7 +193,7 @@ func (dl *Deleter) run(userID string) {
 		if perr := dl.d.Users.SetDeletionProgress(ctx, userID, string(step), err.Error()); perr != nil {
 			dl.d.Log.Error("account deletion progress not saved", "user_id", userID, "err", perr)
 		}
-		if attempt >= dl.d.Attempts || errors.Is(err, errNotMarked) {
+		if attempt >= attempts || errors.Is(err, errNotMarked) {
 			return
 		}
 		select {

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"ndiro/internal/auth"
 	"ndiro/internal/config"
@@ -54,6 +56,8 @@ type Options struct {
 	// Log, if set, receives the app's log lines (JSON, debug level and
 	// up), for tests of what is logged.
 	Log io.Writer
+	// Faults, if set, can make the app's DynamoDB and S3 calls fail.
+	Faults *Faults
 }
 
 // New starts the app for t and stops it when t ends. Admin email is
@@ -79,7 +83,13 @@ func New(t testing.TB, opts ...Options) *App {
 	}
 	cfg.BaseURL = "http://" + ln.Addr().String()
 	calls := &Calls{}
-	le, tables := Local(t, calls.Option())
+	dynamoOpts := []func(*dynamodb.Options){calls.Option()}
+	var s3Opts []func(*s3.Options)
+	if o.Faults != nil {
+		dynamoOpts = append(dynamoOpts, o.Faults.DynamoOption())
+		s3Opts = append(s3Opts, o.Faults.S3Option())
+	}
+	le, tables := LocalWith(t, dynamoOpts, s3Opts)
 
 	clock := &Clock{now: time.Now()}
 	log := slog.New(slog.DiscardHandler)

@@ -47,6 +47,9 @@ type Options struct {
 	// DynamoOptions are applied to the DynamoDB client after the local
 	// settings (tests add an SDK middleware that counts calls).
 	DynamoOptions []func(*dynamodb.Options)
+	// S3Options are applied to the S3 client after the local settings
+	// (tests inject failures).
+	S3Options []func(*s3.Options)
 	// DynamoEndpoint, if set, is another DynamoDB-compatible server to use
 	// instead of the in-process emulator (tests run against dynalite this
 	// way). Nothing is persisted then; the tables must have a fresh prefix.
@@ -138,7 +141,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if e.S3Endpoint, err = e.serve(gofakes3.New(backend).Server()); err != nil {
 		return nil, err
 	}
-	e.S3 = NewS3Client(e.S3Endpoint)
+	e.S3 = NewS3Client(e.S3Endpoint, opts.S3Options...)
 
 	// Google.
 	if e.OIDC, err = startOIDC(); err != nil {

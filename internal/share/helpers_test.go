@@ -1,11 +1,8 @@
 package share_test
 
 import (
-	"bytes"
 	"context"
-	"image"
 	"image/color"
-	"image/jpeg"
 	"io"
 	"net/http"
 	"net/url"
@@ -29,21 +26,10 @@ const (
 	ownerName  = "Ana Lima"
 )
 
-// jpegOf returns a w×h JPEG of one colour, a photo fixture made here so
-// the tests depend on no file.
+// jpegOf returns a w×h JPEG of one colour, made in the test.
 func jpegOf(t testing.TB, w, h int, c color.RGBA) []byte {
 	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			img.Set(x, y, color.RGBA{c.R ^ uint8(x), c.G ^ uint8(y), c.B, 255})
-		}
-	}
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90}); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return apptest.JPEG(t, w, h, c)
 }
 
 // signUp makes email an owner (a users row, as an invite would) and
