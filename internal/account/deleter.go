@@ -41,10 +41,18 @@ type (
 		ListDeleting(ctx context.Context) ([]user.User, error)
 		Delete(ctx context.Context, id string) error
 	}
-	photoDeleter  interface{ DeleteAll(ctx context.Context, ownerID string) (int, error) }
-	mealDeleter   interface{ DeleteAll(ctx context.Context, userID string) (int, error) }
-	shareDeleter  interface{ DeleteByOwner(ctx context.Context, ownerID string) (int, error) }
-	inviteDeleter interface{ DeleteFor(ctx context.Context, userID string) (int, error) }
+	photoDeleter interface {
+		DeleteAll(ctx context.Context, ownerID string) (int, error)
+	}
+	mealDeleter interface {
+		DeleteAll(ctx context.Context, userID string) (int, error)
+	}
+	shareDeleter interface {
+		DeleteByOwner(ctx context.Context, ownerID string) (int, error)
+	}
+	inviteDeleter interface {
+		DeleteFor(ctx context.Context, userID string) (int, error)
+	}
 )
 
 // DeleterDeps are a Deleter's collaborators and limits.
