@@ -317,6 +317,9 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	if u.Deleting() {
 		return &web.Error{Status: http.StatusForbidden, Title: "Account being deleted", Msg: "This account is being deleted and can no longer sign in."}
 	}
+	if u.Disabled() {
+		return &web.Error{Status: http.StatusForbidden, Title: "Account disabled", Msg: "An admin has disabled this account, so it cannot sign in. Ask them to enable it again."}
+	}
 	// A fresh session token at the privilege change (session fixation).
 	if err := h.sessions.RenewToken(ctx); err != nil {
 		return err
@@ -403,7 +406,7 @@ func (h *Handler) SignedIn(r *http.Request) bool {
 
 // RequireUser is the auth guard: one users-table GetItem per request. No
 // session redirects to sign-in (returning here afterwards for GETs); a
-// missing or deleting users row ends the session first.
+// missing, deleting or disabled users row ends the session first.
 func (h *Handler) RequireUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -413,7 +416,7 @@ func (h *Handler) RequireUser(next http.Handler) http.Handler {
 			return
 		}
 		u, err := h.users.Get(ctx, id)
-		if err == nil && u.Deleting() {
+		if err == nil && !u.Active() {
 			err = user.ErrNotFound
 		}
 		if errors.Is(err, user.ErrNotFound) {

@@ -332,6 +332,44 @@ func (s *Store) DeleteFor(ctx context.Context, userID string) (int, error) {
 	return deleted, nil
 }
 
+// Counts are the monitor's numbers of invites by state (StateAt).
+type Counts struct{ Open, Claimed, Revoked, Expired int }
+
+// Count counts the invites in each state at now with paced Select COUNT
+// Scans, for the admin monitor.
+func (s *Store) Count(ctx context.Context, pace dynamo.Pace, now time.Time) (Counts, error) {
+	name := expression.Name
+	claimed := expression.AttributeExists(name("claimed_by"))
+	unclaimed := expression.AttributeNotExists(name("claimed_by"))
+	revoked := unclaimed.And(expression.AttributeExists(name("revoked_at")))
+	expired := unclaimed.And(expression.AttributeNotExists(name("revoked_at"))).And(name("expires_at").LessThanEqual(expression.Value(now.Unix())))
+	var c Counts
+	total, err := dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table)}, pace)
+	if err != nil {
+		return c, fmt.Errorf("invite: count: %w", err)
+	}
+	for _, f := range []struct {
+		cond expression.ConditionBuilder
+		n    *int
+	}{{claimed, &c.Claimed}, {revoked, &c.Revoked}, {expired, &c.Expired}} {
+		expr, err := expression.NewBuilder().WithFilter(f.cond).Build()
+		if err != nil {
+			return c, fmt.Errorf("invite: count: %w", err)
+		}
+		*f.n, err = dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{
+			TableName:                 aws.String(s.table),
+			FilterExpression:          expr.Filter(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+		}, pace)
+		if err != nil {
+			return c, fmt.Errorf("invite: count: %w", err)
+		}
+	}
+	c.Open = total - c.Claimed - c.Revoked - c.Expired
+	return c, nil
+}
+
 func key(tok string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"invite_token": &types.AttributeValueMemberS{Value: tok}}
 }

@@ -276,6 +276,64 @@ func (s *Store) DeleteAll(ctx context.Context, userID string) (int, error) {
 	return deleted, nil
 }
 
+// Count counts every meal of every owner with a paced Select COUNT Scan,
+// for the admin monitor.
+func (s *Store) Count(ctx context.Context, pace dynamo.Pace) (int, error) {
+	n, err := dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), Limit: s.limit()}, pace)
+	if err != nil {
+		return 0, fmt.Errorf("meal: count: %w", err)
+	}
+	return n, nil
+}
+
+// ScanPhotos calls fn with every meal of every owner, as far as the orphan
+// check needs it (keys, date, ID, photo_v, updated_at, version; no notes or
+// numbers), by a paced Scan.
+func (s *Store) ScanPhotos(ctx context.Context, pace dynamo.Pace, fn func(*Meal) error) error {
+	proj := expression.NamesList(expression.Name("user_id"), expression.Name("sk"), expression.Name("meal_id"),
+		expression.Name("date"), expression.Name("photo_v"), expression.Name("updated_at"), expression.Name("version"))
+	expr, err := expression.NewBuilder().WithProjection(proj).Build()
+	if err != nil {
+		return fmt.Errorf("meal: scan photos: %w", err)
+	}
+	err = dynamo.ScanPaced(ctx, s.db, &dynamodb.ScanInput{
+		TableName:                aws.String(s.table),
+		Limit:                    s.limit(),
+		ProjectionExpression:     expr.Projection(),
+		ExpressionAttributeNames: expr.Names(),
+	}, pace, func(out *dynamodb.ScanOutput) error {
+		var page []Meal
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil {
+			return fmt.Errorf("decode: %w", err)
+		}
+		for i := range page {
+			if err := fn(&page[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("meal: scan photos: %w", err)
+	}
+	return nil
+}
+
+// DeleteKeys deletes the meals rows of one owner with the given sort keys
+// (the orphan clean-up: rows whose users row is gone), with BatchWriteItem.
+// It returns how many it deleted; rows already gone are no error.
+func (s *Store) DeleteKeys(ctx context.Context, userID string, sks []string) (int, error) {
+	keys := make([]map[string]types.AttributeValue, len(sks))
+	for i, sk := range sks {
+		keys[i] = key(userID, sk)
+	}
+	n, err := dynamo.BatchDelete(ctx, s.db, s.table, keys)
+	if err != nil {
+		return n, fmt.Errorf("meal: delete keys: %w", err)
+	}
+	return n, nil
+}
+
 // query runs one Query on userID's partition, with at most one sort-key
 // condition, to its last page.
 func (s *Store) query(ctx context.Context, userID string, sk ...expression.KeyConditionBuilder) ([]Meal, error) {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -52,6 +53,28 @@ func Key(userID, date, mealID string, size Size) string {
 // UserPrefix returns "users/{userID}/", under which all of a user's photos
 // live (account deletion removes the prefix).
 func UserPrefix(userID string) string { return "users/" + userID + "/" }
+
+// ParseKey splits a photo key built by Key into its owner, date, meal ID
+// and size; ok is false for any other key.
+func ParseKey(key string) (userID, date, mealID string, size Size, ok bool) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 5 || parts[0] != "users" || parts[1] == "" || parts[2] != "meals" {
+		return "", "", "", "", false
+	}
+	file := parts[4]
+	switch {
+	case strings.HasSuffix(file, ".thumb.jpg"):
+		mealID, size = strings.TrimSuffix(file, ".thumb.jpg"), SizeThumb
+	case strings.HasSuffix(file, ".jpg"):
+		mealID, size = strings.TrimSuffix(file, ".jpg"), SizeDisplay
+	default:
+		return "", "", "", "", false
+	}
+	if mealID == "" || Key(parts[1], parts[3], mealID, size) != key {
+		return "", "", "", "", false
+	}
+	return parts[1], parts[3], mealID, size, true
+}
 
 // PendingPrefix returns "pending/{userID}/", under which a user's
 // short-lived uploads wait while a form is corrected (DESIGN.md, photos);
@@ -156,6 +179,55 @@ func (s *Store) Stream(ctx context.Context, ownerID, key string, w io.Writer) (i
 		return n, fmt.Errorf("photo: stream %s: %w", key, err)
 	}
 	return n, nil
+}
+
+// Head returns the version the object key (under ownerID's prefix) carries
+// in its metadata, without reading it (HeadObject), or ErrNotFound. The
+// orphan check compares it with the meal's photo_v.
+func (s *Store) Head(ctx context.Context, ownerID, key string) (Version, error) {
+	if !underPrefix(ownerID, key) {
+		return 0, ErrOutsidePrefix
+	}
+	out, err := s.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	var nf *types.NotFound
+	if errors.As(err, &nf) || isNoSuchKey(err) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("photo: head %s: %w", key, err)
+	}
+	v, _ := strconv.ParseInt(metadata(out.Metadata, metaVersion), 10, 64)
+	return Version(v), nil
+}
+
+// ObjectInfo is one object of a listing.
+type ObjectInfo struct {
+	Key      string
+	Size     int64 // bytes
+	Modified time.Time
+}
+
+// List calls fn with every object under prefix ("users/" for every
+// owner's photos), a ListObjectsV2 page at a time, each page paid for
+// through pace (one unit a page). It is for the admin monitor and the
+// orphan check, which look across owners.
+func (s *Store) List(ctx context.Context, prefix string, pace func(context.Context, int) error, fn func(ObjectInfo) error) error {
+	p := s3.NewListObjectsV2Paginator(s.s3, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("photo: list %s: %w", prefix, err)
+		}
+		for _, o := range page.Contents {
+			if err := fn(ObjectInfo{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)}); err != nil {
+				return err
+			}
+		}
+		if err := pace(ctx, 1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // metadata looks a user-metadata key up case-insensitively: S3 returns

@@ -17,6 +17,7 @@ import (
 	"ndiro/internal/config"
 	"ndiro/internal/dynamo"
 	"ndiro/internal/invite"
+	"ndiro/internal/limit"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/share"
@@ -35,6 +36,26 @@ type Backends struct {
 	// Provider is the OIDC identity provider (Google, another provider, or
 	// the local mock).
 	Provider auth.Provider
+	// Clock, if set, is what background work (the monitor's paced reads)
+	// waits on; nil is the wall clock, with Build's now.
+	Clock limit.Clock
+}
+
+// clock returns b.Clock, or the wall clock reading now.
+func (b Backends) clock(now func() time.Time) limit.Clock {
+	if b.Clock != nil {
+		return b.Clock
+	}
+	return wallClock{now}
+}
+
+// wallClock sleeps for real and reads now.
+type wallClock struct{ now func() time.Time }
+
+func (c wallClock) Now() time.Time { return c.now() }
+
+func (c wallClock) Sleep(ctx context.Context, d time.Duration) error {
+	return limit.SystemClock{}.Sleep(ctx, d)
 }
 
 // App is the assembled application.
@@ -51,6 +72,8 @@ type App struct {
 	// Deletions runs account deletions; start-up resumes those a stop
 	// interrupted (ResumeAll).
 	Deletions *account.Deleter
+	// Monitor counts what the app holds and checks for orphans.
+	Monitor *admin.Monitor
 }
 
 // decodeSlots is how many photo uploads are decoded at once: one per core
@@ -87,6 +110,11 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	photos := photo.NewStore(b.S3, b.Bucket)
 	photoServer := photo.NewServer(photos, photo.NewCache(cfg.PhotoCacheBytes))
 	gate := &user.Gate{}
+	photoCache := photoServer.Cache()
+	monitor := admin.NewMonitor(admin.MonitorDeps{
+		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache,
+		Clock: b.clock(now), Mode: string(cfg.Mode), Log: log,
+	})
 	deleter := account.NewDeleter(account.DeleterDeps{
 		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites,
 		Log: log, Now: now,
@@ -147,8 +175,14 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Log:     log,
 			BaseURL: cfg.BaseURL,
 		}),
-		Admin: admin.NewHandler(admin.Deps{Users: users, Pages: pages, DeletionRunning: deleter.Running}),
-		HSTS:  cfg.Mode == config.ModeAWS,
+		Admin: admin.NewHandler(admin.Deps{
+			Users:           users,
+			Pages:           pages,
+			DeletionRunning: deleter.Running,
+			Monitor:         monitor,
+			Now:             now,
+		}),
+		HSTS: cfg.Mode == config.ModeAWS,
 	})
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Deletions: deleter}, nil
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Deletions: deleter, Monitor: monitor}, nil
 }

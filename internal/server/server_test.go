@@ -75,6 +75,7 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 		{admin, "/admin/users"},
 		{admin, "/admin/invites"},
 		{admin, "/admin/shares"},
+		{admin, "/admin/monitor"},
 		{admin, "/shares"},
 		{anon, "/s/" + share},
 		{anon, "/s/" + share + "/week?start=2026-08-31"},

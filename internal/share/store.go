@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -212,6 +213,39 @@ func (s *Store) scan(ctx context.Context, ownerID string) ([]Share, error) {
 		return all[i].Token < all[j].Token
 	})
 	return all, nil
+}
+
+// Count counts the shares that work at now (Active: not expired) and those
+// past their expiry (Expired; TTL deletes them days late), with paced
+// Select COUNT Scans, for the admin monitor.
+func (s *Store) Count(ctx context.Context, pace dynamo.Pace, now time.Time) (active, expired int, err error) {
+	total, err := dynamo.CountPaced(ctx, s.db, s.countInput(nil), pace)
+	if err != nil {
+		return 0, 0, fmt.Errorf("share: count: %w", err)
+	}
+	exp := expression.Name("expires_at")
+	cond := expression.AttributeExists(exp).And(exp.LessThanEqual(expression.Value(now.Unix())))
+	expired, err = dynamo.CountPaced(ctx, s.db, s.countInput(&cond), pace)
+	if err != nil {
+		return 0, 0, fmt.Errorf("share: count: %w", err)
+	}
+	return total - expired, expired, nil
+}
+
+// countInput is a Scan of the table with filter, if any.
+func (s *Store) countInput(filter *expression.ConditionBuilder) *dynamodb.ScanInput {
+	in := &dynamodb.ScanInput{TableName: aws.String(s.table)}
+	if s.pageLimit > 0 {
+		in.Limit = aws.Int32(s.pageLimit)
+	}
+	if filter != nil {
+		expr, err := expression.NewBuilder().WithFilter(*filter).Build()
+		if err != nil {
+			panic(err) // built from constants and a number: cannot fail
+		}
+		in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues = expr.Filter(), expr.Names(), expr.Values()
+	}
+	return in
 }
 
 func key(tok string) map[string]types.AttributeValue {

@@ -47,6 +47,10 @@ const (
 	// the guard signs it out and it can write nothing more (DESIGN.md,
 	// account deletion).
 	StatusDeleting Status = "deleting"
+	// StatusDisabled marks an account an admin has switched off: it is
+	// signed out, cannot sign in, and its share links stop, until an admin
+	// enables it again. Its data stays.
+	StatusDisabled Status = "disabled"
 )
 
 // User is one users row.
@@ -85,10 +89,12 @@ func (u *User) IsAdmin() bool { return u.Role == RoleAdmin }
 // Deleting reports whether u's account deletion has started.
 func (u *User) Deleting() bool { return u.Status == StatusDeleting }
 
+// Disabled reports whether an admin has switched u's account off.
+func (u *User) Disabled() bool { return u.Status == StatusDisabled }
+
 // Active reports whether u's account is in use: status active, or ""
-// (rows from before statuses). Any other status (deleting, or one added
-// later such as disabled) stops everything the account handed out, such
-// as its share links.
+// (rows from before statuses). Any other status (deleting, disabled) stops
+// everything the account handed out, such as its share links.
 func (u *User) Active() bool { return u.Status == "" || u.Status == StatusActive }
 
 // Sentinel errors of Store.
@@ -98,12 +104,19 @@ var (
 	// ErrNameChosen: the owner set their display name, so the provider's
 	// name does not replace it.
 	ErrNameChosen = errors.New("user chose their own name")
+	// ErrState: the account is not in a state the change applies to (an
+	// account being deleted takes no role or status change; only an
+	// active account can be disabled, only a disabled one enabled).
+	ErrState = errors.New("user account is not in a state that allows this change")
 )
 
 // Store reads and writes the users table.
 type Store struct {
 	db    *dynamodb.Client
 	table string
+	// pageLimit, if set, caps items per Scan page of the paced scans, so
+	// tests see many pages (and empty ones) without many rows.
+	pageLimit int32
 }
 
 // NewStore returns a Store on the users table named table.
@@ -360,6 +373,128 @@ func CleanName(s string) (name string, ok bool) {
 		}
 	}
 	return s, true
+}
+
+// SetRole gives the account id role, with one conditional UpdateItem: the
+// row must exist (ErrNotFound) and not be being deleted (ErrState). The
+// guard reads the row on every request, so the change holds from the
+// account's next request on.
+func (s *Store) SetRole(ctx context.Context, id string, role Role) error {
+	if _, err := ParseRole(string(role)); err != nil {
+		return fmt.Errorf("user: set role: %w", err)
+	}
+	name := expression.Name
+	return s.update(ctx, "set role", id,
+		expression.AttributeExists(name("user_id")).And(name("status").NotEqual(expression.Value(StatusDeleting))),
+		expression.Set(name("role"), expression.Value(role)))
+}
+
+// SetDisabled switches the account id off (disabled true: from active, or
+// a row without a status) or on again (false: from disabled), with one
+// conditional UpdateItem. It returns ErrNotFound for no such row and
+// ErrState if the account is not in the state the change starts from.
+func (s *Store) SetDisabled(ctx context.Context, id string, disabled bool) error {
+	name := expression.Name
+	status := name("status")
+	from, to := expression.AttributeNotExists(status).Or(status.Equal(expression.Value(StatusActive))), StatusDisabled
+	if !disabled {
+		from, to = status.Equal(expression.Value(StatusDisabled)), StatusActive
+	}
+	return s.update(ctx, "set disabled", id, expression.AttributeExists(name("user_id")).And(from), expression.Set(status, expression.Value(to)))
+}
+
+// update runs one conditional UpdateItem on the row id; a failed
+// condition is ErrNotFound if the row is gone, ErrState otherwise.
+func (s *Store) update(ctx context.Context, what, id string, cond expression.ConditionBuilder, upd expression.UpdateBuilder) error {
+	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
+	if err != nil {
+		return fmt.Errorf("user: %s: %w", what, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 key(id),
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if dynamo.IsConditionFailed(err) {
+		var cf *types.ConditionalCheckFailedException
+		if errors.As(err, &cf) && len(cf.Item) > 0 {
+			return fmt.Errorf("user: %s: %w", what, ErrState)
+		}
+		if _, gerr := s.Get(ctx, id); gerr == nil {
+			return fmt.Errorf("user: %s: %w", what, ErrState)
+		}
+		return fmt.Errorf("user: %s: %w", what, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("user: %s: %w", what, err)
+	}
+	return nil
+}
+
+// Counts are the monitor's numbers of users.
+type Counts struct{ Total, Disabled, Deleting int }
+
+// Count counts the users in total and by status with paced Select COUNT
+// Scans (dynamo.CountPaced), for the admin monitor.
+func (s *Store) Count(ctx context.Context, pace dynamo.Pace) (Counts, error) {
+	var c Counts
+	var err error
+	if c.Total, err = dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), Limit: s.limit()}, pace); err != nil {
+		return c, fmt.Errorf("user: count: %w", err)
+	}
+	for _, st := range []struct {
+		status Status
+		n      *int
+	}{{StatusDisabled, &c.Disabled}, {StatusDeleting, &c.Deleting}} {
+		expr, err := expression.NewBuilder().WithFilter(expression.Name("status").Equal(expression.Value(st.status))).Build()
+		if err != nil {
+			return c, fmt.Errorf("user: count: %w", err)
+		}
+		*st.n, err = dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{
+			TableName:                 aws.String(s.table),
+			Limit:                     s.limit(),
+			FilterExpression:          expr.Filter(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+		}, pace)
+		if err != nil {
+			return c, fmt.Errorf("user: count: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// IDs returns the ID of every users row, by a paced Scan of the key only
+// (the orphan check: rows of other tables whose user is gone).
+func (s *Store) IDs(ctx context.Context, pace dynamo.Pace) (map[string]bool, error) {
+	ids := map[string]bool{}
+	err := dynamo.ScanPaced(ctx, s.db, &dynamodb.ScanInput{
+		TableName:            aws.String(s.table),
+		Limit:                s.limit(),
+		ProjectionExpression: aws.String("user_id"),
+	}, pace, func(out *dynamodb.ScanOutput) error {
+		for _, it := range out.Items {
+			if v, ok := it["user_id"].(*types.AttributeValueMemberS); ok {
+				ids[v.Value] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("user: ids: %w", err)
+	}
+	return ids, nil
+}
+
+func (s *Store) limit() *int32 {
+	if s.pageLimit > 0 {
+		return aws.Int32(s.pageLimit)
+	}
+	return nil
 }
 
 func key(id string) map[string]types.AttributeValue {

@@ -81,6 +81,30 @@ var baseFuncs = template.FuncMap{
 	"datetime": func(t time.Time) string {
 		return t.UTC().Format("2 Jan 2006 15:04 UTC")
 	},
+	// bytes writes a size for people: "512 B", "1.5 MB", in powers of 1024.
+	"bytes": func(n any) string {
+		var v float64
+		switch x := n.(type) {
+		case int:
+			v = float64(x)
+		case int64:
+			v = float64(x)
+		case uint64:
+			v = float64(x)
+		}
+		units := []string{"B", "KB", "MB", "GB", "TB"}
+		i := 0
+		for v >= 1024 && i < len(units)-1 {
+			v /= 1024
+			i++
+		}
+		if i == 0 {
+			return fmt.Sprintf("%.0f B", v)
+		}
+		return fmt.Sprintf("%.1f %s", v, units[i])
+	},
+	// percent writes a ratio from 0 to 1 as "87.5 %".
+	"percent": func(r float64) string { return fmt.Sprintf("%.1f %%", r*100) },
 }
 
 // NewPages parses every page under fsys (names like "invite/list" for
