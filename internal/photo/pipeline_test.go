@@ -28,9 +28,12 @@ type verdict struct {
 	whiteCorner bool
 }
 
+// fixtures are decoded in full under the race detector, which makes a
+// 12-megapixel decode cost seconds: phone-portrait.jpg is the full-size
+// case; phone-landscape.jpg's EXIF (little-endian, as Android writes it) is
+// checked on its quarter-size copy, which keeps that segment byte for byte.
 var fixtures = []verdict{
 	{file: "phone-portrait.jpg", portrait: true, taken: "2024-06-14 12:31:07", upright: true},
-	{file: "phone-landscape.jpg", taken: "2024-09-02 19:47:55", upright: true},
 	{file: "phone-portrait-small.jpg", portrait: true, taken: "2024-06-14 12:31:07", upright: true},
 	{file: "phone-landscape-small.jpg", taken: "2024-09-02 19:47:55", upright: true},
 	{file: "small.jpg", maxW: 640, upright: true},
