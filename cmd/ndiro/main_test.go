@@ -130,8 +130,8 @@ func TestLocalModeSurvivesRestart(t *testing.T) {
 	check(t, base, open)
 }
 
-// TestLocalModeSurvivesKill9 kills the process without warning a couple of
-// seconds after the last write: the debounced snapshot must have it.
+// TestLocalModeSurvivesKill9 kills the process without warning right after
+// the last acknowledged write: the journal must have it.
 func TestLocalModeSurvivesKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs ndiro as a child process")
@@ -154,7 +154,6 @@ func TestLocalModeSurvivesKill9(t *testing.T) {
 
 	cmd, base := start()
 	open := seed(t, base)
-	time.Sleep(2500 * time.Millisecond) // "a kill -9 loses at most the last couple of seconds"
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
