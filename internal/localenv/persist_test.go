@@ -471,7 +471,10 @@ func newHeldSync() *heldSync {
 func (h *heldSync) sync(f *os.File) error {
 	h.calls.Add(1)
 	if !h.free.Load() {
-		h.entered <- struct{}{}
+		select {
+		case h.entered <- struct{}{}:
+		default:
+		}
 		<-h.release
 	}
 	return f.Sync()
@@ -479,8 +482,17 @@ func (h *heldSync) sync(f *os.File) error {
 
 // letGo releases the held fsync and lets every later one through.
 func (h *heldSync) letGo() {
-	h.free.Store(true)
-	h.release <- struct{}{}
+	if !h.free.Swap(true) {
+		close(h.release)
+	}
+}
+
+// startHeld starts on a fresh dir with fsyncs held by h, released before
+// the backends close even when the test fails early.
+func startHeld(t *testing.T, h *heldSync) *Env {
+	env := startDir(t, t.TempDir(), func(o *Options) { o.syncFile = h.sync })
+	t.Cleanup(h.letGo)
+	return env
 }
 
 // TestNoAnswerBeforeFsync holds the journal's fsync: the write is not
@@ -488,7 +500,7 @@ func (h *heldSync) letGo() {
 func TestNoAnswerBeforeFsync(t *testing.T) {
 	t.Parallel()
 	h := newHeldSync()
-	env := startDir(t, t.TempDir(), func(o *Options) { o.syncFile = h.sync })
+	env := startHeld(t, h)
 	done := make(chan error, 1)
 	go func() { done <- putUser(env.DynamoDB, "u1") }()
 	<-h.entered
@@ -508,7 +520,7 @@ func TestNoAnswerBeforeFsync(t *testing.T) {
 func TestGroupCommit(t *testing.T) {
 	t.Parallel()
 	h := newHeldSync()
-	env := startDir(t, t.TempDir(), func(o *Options) { o.syncFile = h.sync })
+	env := startHeld(t, h)
 	const writers = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, writers+1)
