@@ -584,3 +584,27 @@ func TestFailedFsyncRefusesWrites(t *testing.T) {
 		t.Errorf("GetItem u1 after a failed fsync = %v, %v; want the item", out, err)
 	}
 }
+
+// TestSecondStartLeavesDataAlone starts twice on one data dir: the second
+// start fails on the lock before reading, let alone folding, the first
+// one's journal.
+func TestSecondStartLeavesDataAlone(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := startDir(t, dir)
+	if err := putUser(env.DynamoDB, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "dynamodb.journal")
+	before, _ := os.ReadFile(path)
+	_, err := Start(context.Background(), Options{DataDir: dir, Tables: testTables, Bucket: "photos"})
+	if want := "is another ndiro running on it?"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("second Start = %v, want an error saying %q", err, want)
+	}
+	if after, _ := os.ReadFile(path); len(before) == 0 || !bytes.Equal(after, before) {
+		t.Errorf("journal after a second start: %d bytes, want the %d bytes the first had written", len(after), len(before))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dynamodb.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("second start wrote a snapshot (stat: %v)", err)
+	}
+}
