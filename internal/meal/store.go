@@ -237,6 +237,22 @@ func (s *Store) All(ctx context.Context, userID string) ([]Meal, error) {
 	return meals, nil
 }
 
+// Scan returns every meal of every owner, in no particular order, with one
+// paginated Scan of the whole table: for the photo check (RepairPhotos) at
+// start-up and the admin monitor, never for a page (CLAUDE.md, scans where
+// they are cheap).
+func (s *Store) Scan(ctx context.Context) ([]Meal, error) {
+	meals, err := dynamo.ScanAll[Meal](ctx, s.db, &dynamodb.ScanInput{
+		TableName:      aws.String(s.table),
+		Limit:          s.limit(),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("meal: scan: %w", err)
+	}
+	return meals, nil
+}
+
 // query runs one Query on userID's partition, with at most one sort-key
 // condition, to its last page.
 func (s *Store) query(ctx context.Context, userID string, sk ...expression.KeyConditionBuilder) ([]Meal, error) {

@@ -181,6 +181,25 @@ func isNoSuchKey(err error) bool {
 	return errors.As(err, &nsk) || (errors.As(err, &api) && api.ErrorCode() == "NoSuchKey")
 }
 
+// List returns the key of every object under prefix (e.g. "users/"), in
+// key order, following ListObjectsV2's pages of up to 1000 keys. It is for
+// the photo check at start-up and the admin monitor; the bucket holds
+// nothing the app would list on a page.
+func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
+	keys := []string{}
+	p := s3.NewListObjectsV2Paginator(s.s3, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("photo: list %s: %w", prefix, err)
+		}
+		for _, o := range page.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+		}
+	}
+	return keys, nil
+}
+
 // maxDeleteKeys is how many keys one DeleteObjects request may name.
 const maxDeleteKeys = 1000
 
