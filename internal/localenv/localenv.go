@@ -22,7 +22,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3bolt"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/truora/minidyn/server"
@@ -140,7 +139,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	// S3.
 	var backend gofakes3.Backend
 	if e.bolt != nil {
-		backend = s3bolt.New(e.bolt)
+		backend = newStableBolt(e.bolt)
 	} else {
 		backend = s3mem.New()
 	}
