@@ -38,11 +38,21 @@ func TestBoltCopyDuringWrites(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)
+	growing := make(chan struct{})
+	more := func(i int) bool {
+		select {
+		case <-growing:
+			return i < 10
+		default:
+			return true
+		}
+	}
 	wg.Add(3)
-	go func() { // grows the file: 40 × 256 KB
+	go func() { // grows the file by 12 MB, remapping it several times
 		defer wg.Done()
-		for i := range 40 {
-			if err := put(fmt.Sprintf("big-%d.jpg", i), bytes.Repeat([]byte{byte(i)}, 256<<10)); err != nil {
+		defer close(growing)
+		for i := range 24 {
+			if err := put(fmt.Sprintf("big-%d.jpg", i), bytes.Repeat([]byte{byte(i)}, 512<<10)); err != nil {
 				errs <- err
 				return
 			}
@@ -50,7 +60,7 @@ func TestBoltCopyDuringWrites(t *testing.T) {
 	}()
 	go func() {
 		defer wg.Done()
-		for i := range 60 {
+		for i := 0; more(i); i++ {
 			dst := fmt.Sprintf("copy-%d.jpg", i)
 			if _, err := env.S3.CopyObject(ctx, &s3.CopyObjectInput{Bucket: bucket, Key: aws.String(dst), CopySource: aws.String("photos/src.jpg")}); err != nil {
 				errs <- err
@@ -64,7 +74,7 @@ func TestBoltCopyDuringWrites(t *testing.T) {
 	}()
 	go func() {
 		defer wg.Done()
-		for range 60 {
+		for i := 0; more(i); i++ {
 			if b, err := get("src.jpg"); err != nil || !bytes.Equal(b, src) {
 				errs <- fmt.Errorf("read src.jpg: %d bytes, %v; want %d bytes", len(b), err, len(src))
 				return
