@@ -138,10 +138,13 @@ type model struct {
 	settled map[string][]row // tags whose last operation was in flight at a kill: as found after it
 	pending []inflight
 	acks    atomic.Int64
+	// done counts acknowledged changes by kind, unanswered ones by
+	// "unanswered <kind>", for the log.
+	done map[string]int
 }
 
 func newModel() *model {
-	return &model{live: map[string]row{}, gone: map[string]bool{}, settled: map[string][]row{}}
+	return &model{live: map[string]row{}, gone: map[string]bool{}, settled: map[string][]row{}, done: map[string]int{}}
 }
 
 // mine returns the live meals of worker w's tags.
@@ -159,9 +162,10 @@ func (m *model) mine(w int) []row {
 	return out
 }
 
-func (m *model) ack(tag string, r *row) {
+func (m *model) ack(kind, tag string, r *row) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.done[kind]++
 	if r == nil {
 		delete(m.live, tag)
 		m.gone[tag] = true
@@ -176,6 +180,7 @@ func (m *model) unanswered(f inflight) {
 	defer m.mu.Unlock()
 	delete(m.live, f.tag)
 	m.pending = append(m.pending, f)
+	m.done["unanswered "+f.op]++
 }
 
 // verify compares the meals found after a crash with what was
@@ -397,14 +402,18 @@ func work(t *testing.T, base string, c *http.Client, m *model, rng *rand.Rand, w
 		t.Errorf("%s %s = %d, want 303", op, f.tag, status)
 		return false
 	}
+	kind := op
+	if op == "create" && f.want.Photo {
+		kind = "create with photo"
+	}
 	switch op {
 	case "create", "move":
 		f.want.ID = idFrom(loc)
-		m.ack(f.tag, &f.want)
+		m.ack(kind, f.tag, &f.want)
 	case "edit":
-		m.ack(f.tag, &f.want)
+		m.ack(kind, f.tag, &f.want)
 	case "delete":
-		m.ack(f.tag, nil)
+		m.ack(kind, f.tag, nil)
 	}
 	return true
 }
@@ -484,7 +493,7 @@ func crashRuns(t *testing.T, runs, workers, acks int) {
 			return
 		}
 	}
-	t.Logf("%d runs, %d changes acknowledged", runs, m.acks.Load())
+	t.Logf("%d runs, %d changes acknowledged: %v", runs, m.acks.Load(), m.done)
 }
 
 // TestLocalModeSurvivesKill9 kills ndiro in the middle of a burst of
