@@ -44,8 +44,9 @@ import (
 // replayed onto a snapshot that already holds it (a crash between writing
 // the snapshot and truncating the journal) changes nothing; and all items
 // of one transaction or batch share one record, so they come back together
-// or, torn, not at all. The price is one GetItem per changed item, inside
-// the emulator, while the write lock is held.
+// or, torn, not at all. A put's after-image is its request's item and a
+// delete's is the key alone; an update's is read back with one GetItem,
+// inside the emulator, while the write lock is held.
 //
 // Only the tables in tables persist; writes to any other table are served
 // but neither journaled nor snapshotted.
@@ -160,7 +161,7 @@ func (p *persister) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.emu.ServeHTTP(rec, r)
 	var end int64
 	if rec.Code == http.StatusOK {
-		end, err = p.record(j, op, body)
+		end, err = p.record(j, op, body, rec.Body.Bytes())
 	}
 	p.writeMu.Unlock()
 	if err == nil && end > 0 {
@@ -184,13 +185,13 @@ func (p *persister) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// record reads back the items the applied write op (request body) changed
-// and queues them as one journal record, returning its logical end (0 if
+// record queues the after-images of the applied write op (request body,
+// response resp) as one journal record, returning its logical end (0 if
 // the write touched no persisted table). Any failure here leaves a write
 // applied in memory but not journaled, so it also fails the journal for
 // good: no later write may be acknowledged on top of it.
-func (p *persister) record(j *journal, op string, body []byte) (int64, error) {
-	e, err := p.afterImages(op, body)
+func (p *persister) record(j *journal, op string, body, resp []byte) (int64, error) {
+	e, err := p.afterImages(op, body, resp)
 	if err == nil && len(e.Changes) == 0 {
 		return 0, nil
 	}
@@ -231,15 +232,18 @@ type itemRef struct {
 	Key       map[string]json.RawMessage
 }
 
-// afterImages reads, through the emulator, every persisted item the
-// applied write op (request body) may have changed.
-func (p *persister) afterImages(op string, body []byte) (entry, error) {
+// afterImages returns the persisted items the applied write op (request
+// body, 200 response resp) changed, as they now are. A put leaves exactly
+// its request's item and a delete leaves nothing, so only an update's
+// result is read back from the emulator (GetItem), and a batch's whenever
+// the emulator left some of it unprocessed.
+func (p *persister) afterImages(op string, body, resp []byte) (entry, error) {
 	var req writeRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return entry{}, fmt.Errorf("decode request: %w", err)
 	}
 	var e entry
-	add := func(table string, key map[string]json.RawMessage, item map[string]json.RawMessage) error {
+	add := func(table string, key, item map[string]json.RawMessage, readBack bool) error {
 		t, ok := p.byName[table]
 		if !ok {
 			return nil
@@ -250,34 +254,47 @@ func (p *persister) afterImages(op string, body []byte) (entry, error) {
 				key[t.SortKey] = item[t.SortKey]
 			}
 		}
-		var out struct{ Item map[string]json.RawMessage }
-		if err := call(p.emu, "GetItem", map[string]any{"TableName": table, "Key": key, "ConsistentRead": true}, &out); err != nil {
-			return fmt.Errorf("read back %s: %w", table, err)
+		if readBack {
+			var out struct{ Item map[string]json.RawMessage }
+			if err := call(p.emu, "GetItem", map[string]any{"TableName": table, "Key": key, "ConsistentRead": true}, &out); err != nil {
+				return fmt.Errorf("read back %s: %w", table, err)
+			}
+			item = out.Item
 		}
-		e.Changes = append(e.Changes, change{Table: t.Base, Key: key, Item: out.Item})
+		e.Changes = append(e.Changes, change{Table: t.Base, Key: key, Item: item})
 		return nil
 	}
 	var err error
 	switch op {
-	case "PutItem", "UpdateItem", "DeleteItem":
-		err = add(req.TableName, req.Key, req.Item)
+	case "PutItem", "DeleteItem":
+		err = add(req.TableName, req.Key, req.Item, false)
+	case "UpdateItem":
+		err = add(req.TableName, req.Key, nil, true)
 	case "BatchWriteItem":
+		var out struct{ UnprocessedItems map[string][]json.RawMessage }
+		if err := json.Unmarshal(resp, &out); err != nil {
+			return entry{}, fmt.Errorf("decode response: %w", err)
+		}
+		partly := len(out.UnprocessedItems) > 0
 		for table, reqs := range req.RequestItems {
 			for _, wr := range reqs {
 				for _, ref := range []*itemRef{wr.PutRequest, wr.DeleteRequest} {
 					if ref != nil && err == nil {
-						err = add(table, ref.Key, ref.Item)
+						err = add(table, ref.Key, ref.Item, partly)
 					}
 				}
 			}
 		}
 	case "TransactWriteItems":
-		// ConditionCheck items change nothing.
+		// All or nothing; ConditionCheck items change nothing.
 		for _, ti := range req.TransactItems {
-			for _, ref := range []*itemRef{ti.Put, ti.Update, ti.Delete} {
+			for _, ref := range []*itemRef{ti.Put, ti.Delete} {
 				if ref != nil && err == nil {
-					err = add(ref.TableName, ref.Key, ref.Item)
+					err = add(ref.TableName, ref.Key, ref.Item, false)
 				}
+			}
+			if ti.Update != nil && err == nil {
+				err = add(ti.Update.TableName, ti.Update.Key, nil, true)
 			}
 		}
 	}
