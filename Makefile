@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: run test crash check bench release fmt vet
+.PHONY: run test crash check bench release e2e fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
@@ -22,12 +22,17 @@ crash:
 check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet $(PKGS)
+	$(MAKE) vet
 	$(MAKE) test
 
 ## bench: speed and memory benchmarks
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+## e2e: the release binary in AWS mode against dynalite, s3rver and
+## oidc-provider from npm, each its own process (needs Node and npm)
+e2e: release
+	./e2e/run.sh
 
 ## release: the static binary deploy/Dockerfile builds (same command), into bin/ndiro
 release:
@@ -38,3 +43,4 @@ fmt:
 
 vet:
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags e2e ./e2e

@@ -105,8 +105,39 @@
     if (e.target.classList && e.target.classList.contains("copy")) e.target.select();
   });
 
+  // Shared links: a copy button and the system share sheet, each only
+  // where the browser has it; the link stays selectable text without them.
+  function initShareButtons() {
+    document.querySelectorAll("[data-copy]").forEach(function (btn) {
+      var input = document.getElementById(btn.getAttribute("data-copy"));
+      if (!input || !navigator.clipboard || !navigator.clipboard.writeText) return;
+      btn.hidden = false;
+      btn.addEventListener("click", function () {
+        navigator.clipboard.writeText(input.value).then(function () {
+          btn.textContent = "Copied";
+          setTimeout(function () { btn.textContent = "Copy link"; }, 2000);
+        }, function () { input.focus(); input.select(); });
+      });
+    });
+    document.querySelectorAll("[data-share]").forEach(function (btn) {
+      var input = document.getElementById(btn.getAttribute("data-share"));
+      if (!input || !navigator.share) return;
+      btn.hidden = false;
+      btn.addEventListener("click", function () {
+        // A generic title: the label is for the owner only.
+        navigator.share({ title: "My meal diary", url: input.value }).catch(function () {});
+      });
+    });
+    document.querySelectorAll("[data-print]").forEach(function (btn) {
+      if (!window.print) return;
+      btn.hidden = false;
+      btn.addEventListener("click", function () { window.print(); });
+    });
+  }
+
   function initAll() {
     init();
+    initShareButtons();
     document.querySelectorAll("form.meal-form").forEach(initPhotoForm);
   }
 

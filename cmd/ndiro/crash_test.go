@@ -461,7 +461,7 @@ func checkData(t *testing.T, dir string, m *model) {
 		t.Fatal(err)
 	}
 	m.verify(t, found)
-	r, err := meal.CheckPhotos(ctx, store, photos)
+	r, err := meal.CheckPhotos(ctx, store, photos, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Command ndiro serves the meal photo diary. With no configuration it runs
-// in local mode: DynamoDB, S3 and the Google sign-in in-process, data under
-// ./var. See README.md and deploy/README.md.
+// in local mode: DynamoDB, S3 and a stand-in for Google sign-in in-process,
+// data under ./var. See README.md and deploy/README.md.
 package main
 
 import (
@@ -138,9 +138,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return fmt.Errorf("start-up check failed:\n%w", err)
 		}
 		b.Provider = auth.Provider{
-			Issuer:       "https://accounts.google.com",
-			ClientID:     cfg.GoogleClientID,
-			ClientSecret: cfg.GoogleClientSecret,
+			Issuer:       cfg.OIDCIssuer,
+			ClientID:     cfg.OIDCClientID,
+			ClientSecret: cfg.OIDCClientSecret,
 			RedirectURL:  cfg.BaseURL + "/auth/callback",
 		}
 	}
@@ -148,6 +148,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	app, err := server.Build(ctx, cfg, b, log, time.Now)
 	if err != nil {
 		return err
+	}
+	// Account deletions a stop interrupted go on where their users rows
+	// say (DESIGN.md, account deletion).
+	if n, err := app.Deletions.ResumeAll(ctx); err != nil {
+		log.Error("account deletions not resumed", "err", err)
+	} else if n > 0 {
+		log.Info("account deletions resumed", "count", n)
 	}
 	srv := &http.Server{
 		Handler:           app.Handler,

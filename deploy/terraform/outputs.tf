@@ -1,5 +1,5 @@
 output "app_environment" {
-  description = "Settings for the app's environment (add GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET, NDIRO_BASE_URL and ADMIN_EMAILS)."
+  description = "Settings for the app's environment (add the sign-in client, GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET or the NDIRO_OIDC_ settings, then NDIRO_BASE_URL and ADMIN_EMAILS)."
   value = {
     NDIRO_MODE         = "aws"
     AWS_REGION         = var.region

@@ -1,37 +1,262 @@
-// Package admin serves the admin pages: users, and (with account deletion)
-// the monitor.
+// Package admin serves the admin pages: users (with deletions in progress)
+// and, with the monitor, what the app holds and how it runs.
 package admin
 
 import (
+	"errors"
 	"net/http"
+	"net/url"
 	"sort"
+	"time"
 
+	"github.com/go-chi/chi/v5"
+
+	"ndiro/internal/photo"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
 
 // Handler serves the admin pages.
 type Handler struct {
-	users *user.Store
-	pages *web.Pages
+	users    *user.Store
+	pages    *web.Pages
+	monitor  *Monitor
+	deleting func(userID string) bool
+	now      func() time.Time
+}
+
+// Deps are the Handler's collaborators.
+type Deps struct {
+	Users *user.Store
+	Pages *web.Pages
+	// DeletionRunning reports whether an account's deletion is running now
+	// (account.Deleter.Running), to tell a deletion in progress from one
+	// that stopped and waits for a resume.
+	DeletionRunning func(userID string) bool
+	Monitor         *Monitor
+	Now             func() time.Time
 }
 
 // NewHandler returns the admin pages.
-func NewHandler(users *user.Store, pages *web.Pages) *Handler {
-	return &Handler{users: users, pages: pages}
+func NewHandler(d Deps) *Handler {
+	return &Handler{users: d.Users, pages: d.Pages, monitor: d.Monitor, deleting: d.DeletionRunning, now: d.Now}
+}
+
+// userRow is one line of the users page.
+type userRow struct {
+	user.User
+	// Path is "/admin/users/{id}", the user ID escaped for a URL.
+	Path string
+	// Self: the admin looking at the page.
+	Self bool
+	// Running: a deletion is running now; a deleting row that is not
+	// running has stopped and can be resumed.
+	Running bool
 }
 
 type usersPage struct {
 	web.Base
-	Users []user.User
+	Users []userRow
+	// Stuck counts deletions that stopped and wait for a resume.
+	Stuck int
 }
 
-// Users lists every user, oldest first, by Scan.
+// Users lists every user, oldest first, by Scan, with the state of any
+// deletion in progress.
 func (h *Handler) Users(w http.ResponseWriter, r *http.Request) error {
 	all, err := h.users.List(r.Context())
 	if err != nil {
 		return err
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].CreatedAt.Before(all[j].CreatedAt) })
-	return h.pages.Render(w, r, http.StatusOK, "admin/users", &usersPage{Base: web.Base{Title: "Users"}, Users: all})
+	me := user.ID(r.Context())
+	p := &usersPage{Base: web.Base{Title: "Users"}}
+	for _, u := range all {
+		row := userRow{User: u, Path: "/admin/users/" + url.PathEscape(u.ID), Self: u.ID == me}
+		if u.Deleting() {
+			row.Running = h.deleting(u.ID)
+			if !row.Running {
+				p.Stuck++
+			}
+		}
+		p.Users = append(p.Users, row)
+	}
+	return h.pages.Render(w, r, http.StatusOK, "admin/users", p)
+}
+
+// monitorPage is the monitor: counts, photo cache, process, orphans and
+// deletions in progress.
+type monitorPage struct {
+	web.Base
+	Counts   *Counts
+	Counting bool
+	CountErr string
+	// CountsAge is how old Counts are, rounded.
+	CountsAge time.Duration
+	Cache     photo.Stats
+	// HitRatio is hits per lookup, 0 to 1; -1 before the first lookup.
+	HitRatio  float64
+	Process   Process
+	Orphans   OrphanStatus
+	Kinds     []kindRow
+	Deletions []userRow
+	// Pacing states the background read limits.
+	ReadUnits, ReadBurst, S3Calls int
+}
+
+// kindRow is one kind of orphan on the page.
+type kindRow struct {
+	Kind    Kind
+	Label   string
+	Repair  string
+	Finding *Finding
+}
+
+var kindLabels = map[Kind][2]string{
+	MealsWithoutUser:  {"Meals whose user is gone", "Delete these meal rows"},
+	PhotosWithoutUser: {"Photos whose user is gone", "Delete these photos"},
+	PhotosWithoutMeal: {"Photos no meal points to", "Delete these photos"},
+	MissingPhotos:     {"Meals whose photo is missing or of another version", "Remove the photo from these meals"},
+}
+
+// Monitor shows the monitor page, starting a count in the background if
+// the last is older than CountsEvery.
+func (h *Handler) Monitor(w http.ResponseWriter, r *http.Request) error {
+	c, counting, countErr := h.monitor.Counts()
+	p := &monitorPage{
+		Base: web.Base{Title: "Monitor"}, Counts: c, Counting: counting, CountErr: countErr,
+		Cache: h.monitor.CacheStats(), Process: h.monitor.Process(), Orphans: h.monitor.Orphans(),
+		ReadUnits: ReadUnitsPerSecond, ReadBurst: ReadUnitsBurst, S3Calls: S3CallsPerSecond,
+	}
+	if c != nil {
+		p.CountsAge = h.now().Sub(c.At).Round(time.Second)
+	}
+	p.HitRatio = -1
+	if n := p.Cache.Hits + p.Cache.Misses; n > 0 {
+		p.HitRatio = float64(p.Cache.Hits) / float64(n)
+	}
+	for _, k := range Kinds {
+		row := kindRow{Kind: k, Label: kindLabels[k][0], Repair: kindLabels[k][1]}
+		if p.Orphans.Report != nil {
+			row.Finding = p.Orphans.Report.Findings[k]
+		}
+		p.Kinds = append(p.Kinds, row)
+	}
+	deleting, err := h.users.ListDeleting(r.Context())
+	if err != nil {
+		return err
+	}
+	for _, u := range deleting {
+		p.Deletions = append(p.Deletions, userRow{User: u, Path: "/admin/users/" + url.PathEscape(u.ID), Running: h.deleting(u.ID)})
+	}
+	return h.pages.Render(w, r, http.StatusOK, "admin/monitor", p)
+}
+
+// Check starts the orphan check ("check now").
+func (h *Handler) Check(w http.ResponseWriter, r *http.Request) error {
+	switch err := h.monitor.StartCheck(); {
+	case errors.Is(err, ErrBusy):
+		web.SetFlash(w, "The orphan check is already running.")
+	case err != nil:
+		return err
+	default:
+		web.SetFlash(w, "Orphan check started. Reload to follow it.")
+	}
+	web.Redirect(w, r, "/admin/monitor#orphans")
+	return nil
+}
+
+// Clean repairs one kind of orphan the last check found.
+func (h *Handler) Clean(w http.ResponseWriter, r *http.Request) error {
+	kind := Kind(chi.URLParam(r, "kind"))
+	if _, ok := kindLabels[kind]; !ok {
+		return web.NotFound("There is no such kind of orphan.")
+	}
+	switch err := h.monitor.StartClean(kind); {
+	case errors.Is(err, ErrBusy):
+		web.SetFlash(w, "The orphan check is running; clean up when it has finished.")
+	case err != nil:
+		return web.Errorf(http.StatusConflict, "Nothing to clean", "Run the orphan check first; the clean-up repairs what it found.")
+	default:
+		web.SetFlash(w, "Clean-up started. Reload to see the result.")
+	}
+	web.Redirect(w, r, "/admin/monitor#orphans")
+	return nil
+}
+
+// SetRole makes a user an admin or an owner (form field role).
+func (h *Handler) SetRole(w http.ResponseWriter, r *http.Request) error {
+	target, err := h.target(r, "change your own role")
+	if err != nil {
+		return err
+	}
+	if err := r.ParseForm(); err != nil {
+		return web.BadRequest("The form could not be read.")
+	}
+	role, err := user.ParseRole(r.PostForm.Get("role"))
+	if err != nil {
+		return web.BadRequest("Role must be admin or owner.")
+	}
+	if err := h.userChange(h.users.SetRole(r.Context(), target.ID, role)); err != nil {
+		return err
+	}
+	web.SetFlash(w, target.Email+" is now "+map[user.Role]string{user.RoleAdmin: "an admin", user.RoleOwner: "an owner"}[role]+".")
+	web.Redirect(w, r, "/admin/users")
+	return nil
+}
+
+// Disable switches a user's account off: signed out at their next request,
+// refused at sign-in, their share links stopped.
+func (h *Handler) Disable(w http.ResponseWriter, r *http.Request) error {
+	return h.setDisabled(w, r, true)
+}
+
+// Enable switches a disabled account on again.
+func (h *Handler) Enable(w http.ResponseWriter, r *http.Request) error {
+	return h.setDisabled(w, r, false)
+}
+
+func (h *Handler) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) error {
+	target, err := h.target(r, "disable or enable your own account")
+	if err != nil {
+		return err
+	}
+	if err := h.userChange(h.users.SetDisabled(r.Context(), target.ID, disabled)); err != nil {
+		return err
+	}
+	if disabled {
+		web.SetFlash(w, target.Email+" is disabled: signed out, and their share links stop.")
+	} else {
+		web.SetFlash(w, target.Email+" is enabled again.")
+	}
+	web.Redirect(w, r, "/admin/users")
+	return nil
+}
+
+// target loads the user an admin acts on; an admin cannot act on
+// themselves here (what, for the message).
+func (h *Handler) target(r *http.Request, what string) (*user.User, error) {
+	id, err := url.PathUnescape(chi.URLParam(r, "user_id"))
+	if err != nil {
+		return nil, web.NotFound("There is no such user.")
+	}
+	if id == user.ID(r.Context()) {
+		return nil, web.Forbidden("You cannot " + what + " here. Another admin can.")
+	}
+	u, err := h.users.Get(r.Context(), id)
+	if errors.Is(err, user.ErrNotFound) {
+		return nil, web.NotFound("There is no such user.")
+	}
+	return u, err
+}
+
+// userChange words the refusals of the users store's conditional writes.
+func (h *Handler) userChange(err error) error {
+	switch {
+	case errors.Is(err, user.ErrNotFound):
+		return web.NotFound("There is no such user.")
+	case errors.Is(err, user.ErrState):
+		return web.Errorf(http.StatusConflict, "Not possible now", "The account changed meanwhile (it may be being deleted, or already in that state). Reload the list and try again.")
+	}
+	return err
 }

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"ndiro/internal/auth"
 	"ndiro/internal/config"
@@ -48,9 +50,14 @@ type App struct {
 type Options struct {
 	// Wrap, if set, wraps the app's handler (e.g. to count requests).
 	Wrap func(http.Handler) http.Handler
-	// Log, if set, receives the app's log lines (text, info and above),
-	// for tests of what is and is not logged.
+	// Env adds settings to the app's configuration, as environment
+	// variables would (e.g. NDIRO_TRUSTED_PROXY_HEADER).
+	Env map[string]string
+	// Log, if set, receives the app's log lines (JSON, debug level and
+	// up), for tests of what is logged.
 	Log io.Writer
+	// Faults, if set, can make the app's DynamoDB and S3 calls fail.
+	Faults *Faults
 }
 
 // New starts the app for t and stops it when t ends. Admin email is
@@ -63,6 +70,9 @@ func New(t testing.TB, opts ...Options) *App {
 	}
 	ctx := context.Background()
 	env := map[string]string{"ADMIN_EMAILS": "admin@example.com"}
+	for k, v := range o.Env {
+		env[k] = v
+	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -73,13 +83,19 @@ func New(t testing.TB, opts ...Options) *App {
 	}
 	cfg.BaseURL = "http://" + ln.Addr().String()
 	calls := &Calls{}
-	le, tables := Local(t, calls.Option())
+	dynamoOpts := []func(*dynamodb.Options){calls.Option()}
+	var s3Opts []func(*s3.Options)
+	if o.Faults != nil {
+		dynamoOpts = append(dynamoOpts, o.Faults.DynamoOption())
+		s3Opts = append(s3Opts, o.Faults.S3Option())
+	}
+	le, tables := LocalWith(t, dynamoOpts, s3Opts)
 
 	clock := &Clock{now: time.Now()}
 	log := slog.New(slog.DiscardHandler)
 	switch {
 	case o.Log != nil:
-		log = slog.New(slog.NewTextHandler(o.Log, nil))
+		log = slog.New(slog.NewJSONHandler(o.Log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	case testing.Verbose():
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -251,9 +267,19 @@ func (c *Client) StartSignIn(start string) *url.URL {
 // callback URL the provider redirects to.
 func (c *Client) Authorize(authURL *url.URL, email string) string {
 	c.t.Helper()
+	return c.AuthorizeNamed(authURL, email, "")
+}
+
+// AuthorizeNamed is Authorize for an account whose provider profile has
+// the name claim name ("" for none).
+func (c *Client) AuthorizeNamed(authURL *url.URL, email, name string) string {
+	c.t.Helper()
 	u := *authURL
 	q := u.Query()
 	q.Set("email", email)
+	if name != "" {
+		q.Set("name", name)
+	}
 	u.RawQuery = q.Encode()
 	resp := c.Get(u.String())
 	if resp.StatusCode != http.StatusFound {
@@ -275,6 +301,16 @@ func (c *Client) SignInVia(start, email string) *Response {
 func (c *Client) SignIn(email string) {
 	c.t.Helper()
 	resp := c.SignInVia("/login", email)
+	if resp.StatusCode != http.StatusSeeOther || resp.Location() != "/meals" {
+		c.t.Fatalf("sign in as %s: %d %s, want 303 to /meals; body: %s", email, resp.StatusCode, resp.Location(), resp.Body)
+	}
+}
+
+// SignInNamed is SignIn for an account whose provider profile carries the
+// name claim name.
+func (c *Client) SignInNamed(email, name string) {
+	c.t.Helper()
+	resp := c.Get(c.AuthorizeNamed(c.StartSignIn("/login"), email, name))
 	if resp.StatusCode != http.StatusSeeOther || resp.Location() != "/meals" {
 		c.t.Fatalf("sign in as %s: %d %s, want 303 to /meals; body: %s", email, resp.StatusCode, resp.Location(), resp.Body)
 	}
@@ -350,4 +386,22 @@ func (c *Client) ServerRequest(path string) *http.Request {
 		req.AddCookie(ck)
 	}
 	return req
+}
+
+// CreateShare posts the share create form (label, from, to, expiry, notes,
+// numbers) as the signed-in owner and returns the new share's token, read
+// from the list page's copy field.
+func (c *Client) CreateShare(form url.Values) string {
+	c.t.Helper()
+	resp := c.PostForm("/shares", form)
+	if resp.StatusCode != http.StatusSeeOther {
+		c.t.Fatalf("create share: %d, want 303; body %s", resp.StatusCode, resp.Body)
+	}
+	loc := resp.Location()
+	id := loc[strings.Index(loc, "#")+1:]
+	link, ok := c.Get("/shares").Doc().Find("#" + id + " input.copy").Attr("value")
+	if !ok {
+		c.t.Fatalf("share %s not on the list page", id)
+	}
+	return link[strings.LastIndex(link, "/")+1:]
 }

@@ -1,6 +1,10 @@
 package apptest
 
 import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/jpeg"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,4 +32,21 @@ func Photo(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// JPEG returns a w×h JPEG tinted c with a gradient, a photo made in the
+// test so that it depends on no file and decodes in no time.
+func JPEG(t testing.TB, w, h int, c color.RGBA) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.RGBA{c.R ^ uint8(x), c.G ^ uint8(y), c.B, 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"ndiro/internal/dynamo"
 	"ndiro/internal/localenv"
@@ -26,6 +27,12 @@ const DynamoEndpointEnv = "NDIRO_TEST_DYNAMODB_ENDPOINT"
 // the test ends.
 func Local(t testing.TB, dynamoOpts ...func(*dynamodb.Options)) (*localenv.Env, dynamo.Tables) {
 	t.Helper()
+	return LocalWith(t, dynamoOpts, nil)
+}
+
+// LocalWith is Local with options for the S3 client too.
+func LocalWith(t testing.TB, dynamoOpts []func(*dynamodb.Options), s3Opts []func(*s3.Options)) (*localenv.Env, dynamo.Tables) {
+	t.Helper()
 	b := make([]byte, 6)
 	rand.Read(b)
 	tables := dynamo.NewTables("t" + hex.EncodeToString(b) + "-")
@@ -34,6 +41,7 @@ func Local(t testing.TB, dynamoOpts ...func(*dynamodb.Options)) (*localenv.Env, 
 		Tables:         tables,
 		Bucket:         "test-photos",
 		DynamoOptions:  dynamoOpts,
+		S3Options:      s3Opts,
 		DynamoEndpoint: endpoint,
 	})
 	if err != nil {

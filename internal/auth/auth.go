@@ -1,6 +1,7 @@
-// Package auth signs people in with Google (OIDC authorization-code flow
-// with state, nonce and PKCE), signs up invited people and ADMIN_EMAILS, and
-// guards every private page by reading the users row on each request.
+// Package auth signs people in through an OpenID Connect provider, Google by
+// default (authorization-code flow with state, nonce and PKCE), signs up
+// invited people and ADMIN_EMAILS, and guards every private page by reading
+// the users row on each request.
 package auth
 
 import (
@@ -35,8 +36,9 @@ const (
 	keyInvite   = "oidc_invite"
 )
 
-// Provider configures the OIDC identity provider: Google in AWS mode, the
-// in-process mock in local mode.
+// Provider configures the OIDC identity provider: Google or another
+// provider (NDIRO_OIDC_ISSUER) in AWS mode, the in-process mock in local
+// mode.
 type Provider struct {
 	// Issuer is the OIDC issuer URL, e.g. "https://accounts.google.com".
 	Issuer       string
@@ -53,11 +55,23 @@ type Provider struct {
 
 // Handler serves sign-in, sign-out and the guards.
 type Handler struct {
-	oauth      oauth2.Config
-	verifier   *oidc.IDTokenVerifier
-	httpClient *http.Client
+	oauth    oauth2.Config
+	verifier *oidc.IDTokenVerifier
+	// provider answers userinfo requests (see Callback).
+	provider *oidc.Provider
+	issuer   string
+	// issRequired is set when the provider promises the iss parameter on
+	// every authorization response (RFC 9207); it is then required.
+	issRequired bool
+	// name is how messages call the provider ("Google").
+	name string
+	// selectAccount adds prompt=select_account to the authorization
+	// request (see wantsSelectAccount).
+	selectAccount bool
+	httpClient    *http.Client
 
 	sessions *scs.SessionManager
+	gate     *user.Gate
 	users    *user.Store
 	invites  *invite.Store
 	pages    *web.Pages
@@ -75,8 +89,14 @@ type Deps struct {
 	// IsAdminEmail reports whether an email may sign up without an invite,
 	// as an admin (ADMIN_EMAILS).
 	IsAdminEmail func(email string) bool
-	Now          func() time.Time
-	Log          *slog.Logger
+	// ProviderName is how messages call the provider, e.g. "Google"
+	// (NDIRO_OIDC_NAME).
+	ProviderName string
+	// Gate orders each account's writes against its deletion
+	// (HoldWrites).
+	Gate *user.Gate
+	Now  func() time.Time
+	Log  *slog.Logger
 }
 
 // NewHandler fetches the provider's discovery document and returns the
@@ -88,7 +108,14 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 	}
 	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, hc), p.Issuer)
 	if err != nil {
-		return nil, fmt.Errorf("auth: discover %s: %w", p.Issuer, err)
+		return nil, fmt.Errorf("auth: discover the sign-in provider %s (check NDIRO_OIDC_ISSUER): %w", p.Issuer, err)
+	}
+	var disc struct {
+		Prompts     []string `json:"prompt_values_supported"`
+		IssResponse bool     `json:"authorization_response_iss_parameter_supported"`
+	}
+	if err := provider.Claims(&disc); err != nil {
+		return nil, fmt.Errorf("auth: discovery document of %s: %w", p.Issuer, err)
 	}
 	return &Handler{
 		oauth: oauth2.Config{
@@ -96,17 +123,25 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 			ClientSecret: p.ClientSecret,
 			Endpoint:     provider.Endpoint(),
 			RedirectURL:  p.RedirectURL,
-			Scopes:       []string{oidc.ScopeOpenID, "email"},
+			// profile brings the name claim: the heading share
+			// recipients see (user.User.Name).
+			Scopes: []string{oidc.ScopeOpenID, "email", "profile"},
 		},
-		verifier:   provider.Verifier(&oidc.Config{ClientID: p.ClientID}),
-		httpClient: hc,
-		sessions:   d.Sessions,
-		users:      d.Users,
-		invites:    d.Invites,
-		pages:      d.Pages,
-		isAdmin:    d.IsAdminEmail,
-		now:        d.Now,
-		log:        d.Log,
+		verifier:      provider.Verifier(&oidc.Config{ClientID: p.ClientID}),
+		selectAccount: wantsSelectAccount(p.Issuer, disc.Prompts),
+		provider:      provider,
+		issuer:        p.Issuer,
+		issRequired:   disc.IssResponse,
+		name:          d.ProviderName,
+		httpClient:    hc,
+		sessions:      d.Sessions,
+		gate:          d.Gate,
+		users:         d.Users,
+		invites:       d.Invites,
+		pages:         d.Pages,
+		isAdmin:       d.IsAdminEmail,
+		now:           d.Now,
+		log:           d.Log,
 	}, nil
 }
 
@@ -118,7 +153,7 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) error {
 	next := web.LocalPath(r.URL.Query().Get("next"))
 	inv := r.URL.Query().Get("invite")
 	if inv != "" {
-		// Say at once if the invite cannot be used, not after Google.
+		// Say at once if the invite cannot be used, not after the provider.
 		got, err := h.invites.Get(ctx, inv)
 		if err != nil {
 			return invite.RefusalError(err)
@@ -147,26 +182,50 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) error {
 	h.sessions.Put(ctx, keyVerifier, verifier)
 	h.sessions.Put(ctx, keyNext, next)
 	h.sessions.Put(ctx, keyInvite, inv)
-	u := h.oauth.AuthCodeURL(state,
-		oidc.Nonce(nonce),
-		oauth2.S256ChallengeOption(verifier),
-		oauth2.SetAuthURLParam("prompt", "select_account"))
-	http.Redirect(w, r, u, http.StatusFound)
+	opts := []oauth2.AuthCodeOption{oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)}
+	if h.selectAccount {
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "select_account"))
+	}
+	http.Redirect(w, r, h.oauth.AuthCodeURL(state, opts...), http.StatusFound)
 	return nil
+}
+
+// googleIssuer is Google's OIDC issuer.
+const googleIssuer = "https://accounts.google.com"
+
+// wantsSelectAccount reports whether sign-in should ask the provider at issuer
+// to let people pick an account (prompt=select_account), given the
+// prompt_values_supported of its discovery document. Google lists none but
+// honours it, and people there often have several accounts; other
+// providers get it only if they list it, because some (oidc-provider,
+// found by make e2e) refuse the whole request for a prompt value they do
+// not support.
+func wantsSelectAccount(issuer string, supported []string) bool {
+	if issuer == googleIssuer {
+		return true
+	}
+	for _, p := range supported {
+		if p == "select_account" {
+			return true
+		}
+	}
+	return false
 }
 
 // claims are the ID token claims sign-in uses.
 type claims struct {
 	Email         string `json:"email"`
 	EmailVerified bool   `json:"email_verified"`
+	Name          string `json:"name"`
 }
 
 var errRestart = "Start again from the sign-in button. If this keeps happening, make sure cookies are allowed for this site."
 
-// Callback finishes the flow: it checks state, exchanges the code with the
-// PKCE verifier, verifies the ID token and its nonce, requires a verified
-// email, then signs in the users row keyed by the token's subject, creating
-// it from an invite or ADMIN_EMAILS if it does not exist.
+// Callback finishes the flow: it checks state and the iss parameter,
+// exchanges the code with the PKCE verifier, verifies the ID token and its
+// nonce, requires a verified email (from the ID token, else from the
+// userinfo endpoint), then signs in the users row keyed by the token's
+// subject, creating it from an invite or ADMIN_EMAILS if it does not exist.
 func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -178,14 +237,23 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	inviteTok := h.sessions.PopString(ctx, keyInvite)
 
 	if e := q.Get("error"); e != "" {
-		msg := "Google did not sign you in."
 		if e == "access_denied" {
-			msg = "Sign-in was cancelled at Google."
+			return &web.Error{Status: http.StatusUnauthorized, Title: "Sign-in cancelled", Msg: "Sign-in was cancelled at " + h.name + ". " + errRestart, Err: fmt.Errorf("provider error %.40q", e)}
 		}
-		return &web.Error{Status: http.StatusUnauthorized, Title: "Sign-in cancelled", Msg: msg + " " + errRestart, Err: fmt.Errorf("provider error %.40q", e)}
+		// Anything else is the provider refusing the request itself: a
+		// setting to fix on one side or the other, so a 5xx, logged as an
+		// error with the provider's code.
+		return &web.Error{Status: http.StatusBadGateway, Title: "Sign-in failed",
+			Msg: h.name + " could not sign you in. Try again in a moment; if it keeps happening, tell whoever runs this site.",
+			Err: fmt.Errorf("provider error %.40q: %.200q", e, q.Get("error_description"))}
 	}
 	if state == "" || subtle.ConstantTimeCompare([]byte(state), []byte(q.Get("state"))) != 1 {
 		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in expired", Msg: "This sign-in attempt does not match this browser, or it was already used. " + errRestart}
+	}
+	// RFC 9207: the answer must name the provider the request went to (a
+	// mix-up attack swaps in another provider's code).
+	if iss := q.Get("iss"); iss != h.issuer && (iss != "" || h.issRequired) {
+		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "The sign-in answer did not come from " + h.name + ". " + errRestart, Err: fmt.Errorf("iss parameter %.80q, want %s", iss, h.issuer)}
 	}
 	code := q.Get("code")
 	if code == "" {
@@ -195,11 +263,11 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	octx := oidc.ClientContext(ctx, h.httpClient)
 	tok, err := h.oauth.Exchange(octx, code, oauth2.VerifierOption(verifier))
 	if err != nil {
-		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "Google did not accept this sign-in; the code may have been used already. " + errRestart, Err: err}
+		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: h.name + " did not accept this sign-in; the code may have been used already. " + errRestart, Err: err}
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return &web.Error{Status: http.StatusBadGateway, Msg: "Google sent no identity token. " + errRestart}
+		return &web.Error{Status: http.StatusBadGateway, Msg: h.name + " sent no identity token. " + errRestart}
 	}
 	idt, err := h.verifier.Verify(octx, raw)
 	if err != nil {
@@ -212,23 +280,45 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	if err := idt.Claims(&c); err != nil {
 		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "The identity token could not be read. " + errRestart, Err: err}
 	}
+	if c.Email == "" {
+		// A provider may return the email scope's claims from its userinfo
+		// endpoint only, not in the ID token (OIDC Core 5.4); oidc-provider
+		// does by default (found by make e2e). Google puts them in both.
+		ui, err := h.provider.UserInfo(octx, oauth2.StaticTokenSource(tok))
+		if err != nil {
+			return &web.Error{Status: http.StatusBadGateway, Title: "Sign-in failed", Msg: h.name + " did not tell ndiro your email address. " + errRestart, Err: fmt.Errorf("userinfo: %w", err)}
+		}
+		// OIDC Core 5.3.2: the userinfo answer counts only for the ID
+		// token's subject.
+		if ui.Subject != idt.Subject {
+			return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in refused", Msg: "The account details did not match the identity token. " + errRestart, Err: errors.New("userinfo sub differs from the ID token's")}
+		}
+		c = claims{Email: ui.Email, EmailVerified: ui.EmailVerified}
+	}
 	if !c.EmailVerified || c.Email == "" {
-		return &web.Error{Status: http.StatusForbidden, Title: "Email not verified", Msg: "Your Google account's email address is not verified. Verify it with Google, then sign in again."}
+		return &web.Error{Status: http.StatusForbidden, Title: "Email not verified", Msg: "Your email address is not verified at " + h.name + ". Verify it there, then sign in again."}
 	}
 	email := strings.ToLower(c.Email)
+	name, _ := user.CleanName(c.Name) // a name we cannot show is no name
 
 	u, err := h.users.Get(ctx, idt.Subject)
 	switch {
 	case errors.Is(err, user.ErrNotFound):
-		u, err = h.signUp(ctx, idt.Subject, email, inviteTok)
-	case err == nil && inviteTok != "" && u.InviteToken != inviteTok:
-		web.SetFlash(w, "You already have an account, so the invite was not used; it still works for someone else.")
+		u, err = h.signUp(ctx, idt.Subject, email, name, inviteTok)
+	case err == nil:
+		h.followProviderName(ctx, u, name)
+		if inviteTok != "" && u.InviteToken != inviteTok {
+			web.SetFlash(w, "You already have an account, so the invite was not used; it still works for someone else.")
+		}
 	}
 	if err != nil {
 		return err
 	}
 	if u.Deleting() {
 		return &web.Error{Status: http.StatusForbidden, Title: "Account being deleted", Msg: "This account is being deleted and can no longer sign in."}
+	}
+	if u.Disabled() {
+		return &web.Error{Status: http.StatusForbidden, Title: "Account disabled", Msg: "An admin has disabled this account, so it cannot sign in. Ask them to enable it again."}
 	}
 	// A fresh session token at the privilege change (session fixation).
 	if err := h.sessions.RenewToken(ctx); err != nil {
@@ -242,12 +332,29 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// followProviderName brings u's display name up to date with the
+// provider's, unless the owner chose one on the account page. A failure
+// does not stop the sign-in: the name is cosmetic.
+func (h *Handler) followProviderName(ctx context.Context, u *user.User, name string) {
+	if u.NameSet || u.Name == name {
+		return
+	}
+	err := h.users.SetProviderName(ctx, u.ID, name)
+	switch {
+	case err == nil:
+		u.Name = name
+	case errors.Is(err, user.ErrNameChosen), errors.Is(err, user.ErrNotFound):
+	default:
+		h.log.Warn("could not update display name", "user_id", u.ID, "err", err)
+	}
+}
+
 // signUp creates the users row for a first sign-in: from the invite being
 // claimed, or as an admin for ADMIN_EMAILS; anyone else gets the "you need
 // an invite" page. A claim re-run by the same person is a no-op, so a
 // sign-up that failed half-way can simply be retried.
-func (h *Handler) signUp(ctx context.Context, sub, email, inviteTok string) (*user.User, error) {
-	u := &user.User{ID: sub, Email: email, Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: h.now().UTC()}
+func (h *Handler) signUp(ctx context.Context, sub, email, name, inviteTok string) (*user.User, error) {
+	u := &user.User{ID: sub, Email: email, Name: name, Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: h.now().UTC()}
 	switch {
 	case inviteTok != "":
 		inv, err := h.invites.Claim(ctx, inviteTok, sub, email, h.now())
@@ -299,7 +406,7 @@ func (h *Handler) SignedIn(r *http.Request) bool {
 
 // RequireUser is the auth guard: one users-table GetItem per request. No
 // session redirects to sign-in (returning here afterwards for GETs); a
-// missing or deleting users row ends the session first.
+// missing, deleting or disabled users row ends the session first.
 func (h *Handler) RequireUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -309,7 +416,7 @@ func (h *Handler) RequireUser(next http.Handler) http.Handler {
 			return
 		}
 		u, err := h.users.Get(ctx, id)
-		if err == nil && u.Deleting() {
+		if err == nil && !u.Active() {
 			err = user.ErrNotFound
 		}
 		if errors.Is(err, user.ErrNotFound) {
@@ -335,6 +442,32 @@ func (h *Handler) toLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	web.Redirect(w, r, to)
 }
+
+// HoldWrites makes every unsafe request (POST and the like) of the
+// signed-in user hold their account's write gate while it runs, so a
+// deletion waits for it, and refuses it with 403 once the account's
+// deletion has begun (DESIGN.md, account deletion). It must run after
+// RequireUser; reads pass straight through.
+func (h *Handler) HoldWrites(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			next.ServeHTTP(w, r)
+			return
+		}
+		release, err := h.gate.Enter(user.ID(r.Context()))
+		if err != nil {
+			h.pages.Error(w, r, &web.Error{Status: http.StatusForbidden, Title: "Account being deleted", Msg: "This account is being deleted, so nothing can be saved to it.", Err: err})
+			return
+		}
+		defer release()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// SignOut ends the session of the request ctx belongs to (account
+// deletion signs the owner out at once).
+func (h *Handler) SignOut(ctx context.Context) error { return h.sessions.Destroy(ctx) }
 
 // RequireAdmin refuses non-admins with 403. It must run after RequireUser.
 func (h *Handler) RequireAdmin(next http.Handler) http.Handler {

@@ -169,6 +169,30 @@ func TestCallbackRefusals(t *testing.T) {
 		}
 	})
 
+	t.Run("provider refuses the request", func(t *testing.T) {
+		c := app.Client()
+		state := c.StartSignIn("/login").Query().Get("state")
+		resp := c.Get("/auth/callback?error=invalid_request&error_description=unsupported+prompt&state=" + state)
+		if resp.StatusCode != http.StatusBadGateway || resp.Text("h1") != "Sign-in failed" {
+			t.Fatalf("provider refusal = %d %q, want 502 Sign-in failed", resp.StatusCode, resp.Text("h1"))
+		}
+		if got, want := resp.Text("main p"), "Google could not sign you in."; !strings.HasPrefix(got, want) {
+			t.Errorf("message = %q, want it to start %q", got, want)
+		}
+	})
+
+	t.Run("answer from another issuer", func(t *testing.T) {
+		c := app.Client()
+		cb, _ := url.Parse(c.Authorize(c.StartSignIn("/login"), "admin@example.com"))
+		resp := c.Get(with(cb, "iss", "https://evil.example").String())
+		if resp.StatusCode != http.StatusBadRequest || resp.Text("h1") != "Sign-in refused" {
+			t.Fatalf("callback with iss of another provider = %d %q, want 400 Sign-in refused", resp.StatusCode, resp.Text("h1"))
+		}
+		if c.Get("/meals").StatusCode != http.StatusSeeOther {
+			t.Error("an answer from another issuer signed the client in")
+		}
+	})
+
 	t.Run("unverified email", func(t *testing.T) {
 		c := app.Client()
 		auth := with(c.StartSignIn("/login"), "email_verified", "false")

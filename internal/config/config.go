@@ -5,9 +5,12 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"ndiro/internal/email"
 )
@@ -16,12 +19,21 @@ import (
 type Mode string
 
 const (
-	// ModeLocal runs DynamoDB, S3 and the Google sign-in in-process
-	// (package localenv) and persists them under DataDir.
+	// ModeLocal runs DynamoDB, S3 and a stand-in sign-in provider
+	// in-process (package localenv) and persists them under DataDir.
 	ModeLocal Mode = "local"
-	// ModeAWS uses real DynamoDB tables, an S3 bucket and Google sign-in.
+	// ModeAWS uses real DynamoDB tables, an S3 bucket and an OpenID Connect
+	// provider (Google unless NDIRO_OIDC_ISSUER says otherwise).
 	ModeAWS Mode = "aws"
 )
+
+// DefaultOIDCIssuer is the sign-in provider when NDIRO_OIDC_ISSUER is
+// unset: Google.
+const DefaultOIDCIssuer = "https://accounts.google.com"
+
+// DefaultOIDCName is the provider's name on pages ("Sign in with Google")
+// when NDIRO_OIDC_NAME is unset.
+const DefaultOIDCName = "Google"
 
 // DefaultPhotoCacheBytes is the photo cache budget when
 // NDIRO_PHOTO_CACHE_BYTES is unset: 64 MiB (DESIGN.md, photos).
@@ -46,12 +58,32 @@ type Config struct {
 	// AdminEmails may sign up without an invite and become admins
 	// (ADMIN_EMAILS, comma-separated, compared lower-cased).
 	AdminEmails []string
+	// TrustedProxyHeader names the request header in which a reverse proxy
+	// in front of ndiro passes the client's address, in canonical form
+	// (e.g. "X-Forwarded-For"); "" means the direct peer is the client
+	// (NDIRO_TRUSTED_PROXY_HEADER). Rate limits key on that address, so
+	// set it only when every request passes through that proxy.
+	TrustedProxyHeader string
+
+	// OIDCName is the sign-in provider's name as pages show it, e.g. "Sign
+	// in with Google" (NDIRO_OIDC_NAME, default DefaultOIDCName). Local mode
+	// shows it too, on the buttons that lead to its stand-in.
+	OIDCName string
 
 	// AWS mode only.
-	Region             string // AWS_REGION
-	Bucket             string // NDIRO_BUCKET
-	GoogleClientID     string // GOOGLE_CLIENT_ID
-	GoogleClientSecret string // GOOGLE_CLIENT_SECRET
+	Region string // AWS_REGION
+	Bucket string // NDIRO_BUCKET
+	// OIDCIssuer is the OpenID Connect issuer URL, exactly as the
+	// provider's discovery document states it, trailing slash included
+	// (NDIRO_OIDC_ISSUER, default DefaultOIDCIssuer). It must be https,
+	// except on a loopback host (tests).
+	OIDCIssuer string
+	// OIDCClientID and OIDCClientSecret are the app's client at the
+	// provider: NDIRO_OIDC_CLIENT_ID and NDIRO_OIDC_CLIENT_SECRET, or, when
+	// neither of those is set, GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET.
+	// The pair is taken whole from one set of names, never mixed.
+	OIDCClientID     string
+	OIDCClientSecret string
 }
 
 // Load reads the configuration through getenv (os.Getenv in production, a
@@ -72,9 +104,16 @@ func Load(getenv func(string) string) (Config, error) {
 		BaseURL:     strings.TrimRight(get("NDIRO_BASE_URL", ""), "/"),
 		Region:      get("AWS_REGION", ""),
 		Bucket:      get("NDIRO_BUCKET", ""),
-
-		GoogleClientID:     get("GOOGLE_CLIENT_ID", ""),
-		GoogleClientSecret: get("GOOGLE_CLIENT_SECRET", ""),
+		OIDCIssuer:  get("NDIRO_OIDC_ISSUER", DefaultOIDCIssuer),
+		OIDCName:    get("NDIRO_OIDC_NAME", DefaultOIDCName),
+	}
+	// The NDIRO_OIDC_ names win over the Google ones; a pair is never mixed
+	// from both, which would fail only at the first sign-in.
+	idVar, secretVar := "NDIRO_OIDC_CLIENT_ID", "NDIRO_OIDC_CLIENT_SECRET"
+	c.OIDCClientID, c.OIDCClientSecret = get(idVar, ""), get(secretVar, "")
+	if c.OIDCClientID == "" && c.OIDCClientSecret == "" {
+		idVar, secretVar = "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"
+		c.OIDCClientID, c.OIDCClientSecret = get(idVar, ""), get(secretVar, "")
 	}
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -99,6 +138,13 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 
+	if !validIssuer(c.OIDCIssuer) {
+		bad("NDIRO_OIDC_ISSUER must be an https URL like %s, with no query (plain http only on a loopback host), not %q", DefaultOIDCIssuer, c.OIDCIssuer)
+	}
+	if n := utf8.RuneCountInString(c.OIDCName); n > 40 || strings.IndexFunc(c.OIDCName, unicode.IsControl) >= 0 {
+		bad("NDIRO_OIDC_NAME must be at most 40 characters on one line, like \"Google\" or \"Keycloak\", not %q", c.OIDCName)
+	}
+
 	c.PhotoCacheBytes = DefaultPhotoCacheBytes
 	if v := get("NDIRO_PHOTO_CACHE_BYTES", ""); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -106,6 +152,19 @@ func Load(getenv func(string) string) (Config, error) {
 			bad("NDIRO_PHOTO_CACHE_BYTES must be a whole number of bytes, 0 or more, not %q", v)
 		}
 		c.PhotoCacheBytes = n
+	}
+
+	if h := get("NDIRO_TRUSTED_PROXY_HEADER", ""); h != "" {
+		switch canon := textproto.CanonicalMIMEHeaderKey(h); {
+		case !validHeaderName(h):
+			bad("NDIRO_TRUSTED_PROXY_HEADER must be a header name like X-Forwarded-For, not %q", h)
+		case canon == "Forwarded":
+			bad("NDIRO_TRUSTED_PROXY_HEADER: the Forwarded header's for= syntax is not supported; have the proxy set X-Forwarded-For or X-Real-IP")
+		case canon == "Host" || canon == "Cookie" || canon == "Authorization" || canon == "User-Agent" || canon == "Referer":
+			bad("NDIRO_TRUSTED_PROXY_HEADER cannot be %s, which no proxy uses for the client address", canon)
+		default:
+			c.TrustedProxyHeader = canon
+		}
 	}
 
 	admins := get("ADMIN_EMAILS", "")
@@ -125,11 +184,16 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 
 	if c.Mode == ModeAWS {
+		if c.OIDCClientID == "" && c.OIDCClientSecret == "" {
+			bad("NDIRO_OIDC_CLIENT_ID and NDIRO_OIDC_CLIENT_SECRET (or GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET) are required when NDIRO_MODE=aws")
+		} else if c.OIDCClientID == "" {
+			bad("%s is required when %s is set", idVar, secretVar)
+		} else if c.OIDCClientSecret == "" {
+			bad("%s is required when %s is set", secretVar, idVar)
+		}
 		for _, req := range []struct{ key, val string }{
 			{"AWS_REGION", c.Region},
 			{"NDIRO_BUCKET", c.Bucket},
-			{"GOOGLE_CLIENT_ID", c.GoogleClientID},
-			{"GOOGLE_CLIENT_SECRET", c.GoogleClientSecret},
 			{"NDIRO_BASE_URL", c.BaseURL},
 			{"ADMIN_EMAILS", strings.Join(c.AdminEmails, ",")},
 		} {
@@ -156,6 +220,39 @@ func (c Config) IsAdminEmail(email string) bool {
 		}
 	}
 	return false
+}
+
+// validIssuer reports whether s can be an OIDC issuer: an absolute https
+// URL with no query or fragment (OpenID Connect Discovery 1.0, section 2),
+// or plain http on a loopback host, which only a test provider uses.
+func validIssuer(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		h := u.Hostname()
+		ip := net.ParseIP(h)
+		return h == "localhost" || (ip != nil && ip.IsLoopback())
+	}
+	return false
+}
+
+// validHeaderName reports whether h is an HTTP header name: 1 to 64
+// letters, digits and '-' (RFC 9110 allows more; no proxy uses it).
+func validHeaderName(h string) bool {
+	if len(h) == 0 || len(h) > 64 {
+		return false
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // validPrefix reports whether p can start a DynamoDB table name, whose

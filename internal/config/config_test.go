@@ -21,6 +21,8 @@ func TestLoadDefaultsAreLocalMode(t *testing.T) {
 		TablePrefix:     "ndiro-",
 		PhotoCacheBytes: 64 << 20,
 		AdminEmails:     []string{"admin@example.com"},
+		OIDCIssuer:      "https://accounts.google.com",
+		OIDCName:        "Google",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Load(empty) mismatch (-want +got):\n%s", d)
@@ -32,17 +34,60 @@ func TestLoadAWS(t *testing.T) {
 		"NDIRO_MODE": "aws", "AWS_REGION": "eu-central-1", "NDIRO_BUCKET": "b",
 		"GOOGLE_CLIENT_ID": "id", "GOOGLE_CLIENT_SECRET": "secret",
 		"NDIRO_BASE_URL": "https://ndiro.example.org/", "ADMIN_EMAILS": " A@Example.com, b@example.com ",
-		"NDIRO_PHOTO_CACHE_BYTES": "0",
+		"NDIRO_PHOTO_CACHE_BYTES": "0", "NDIRO_TRUSTED_PROXY_HEADER": "x-forwarded-for",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.BaseURL != "https://ndiro.example.org" || got.PhotoCacheBytes != 0 ||
+	if got.BaseURL != "https://ndiro.example.org" || got.PhotoCacheBytes != 0 || got.TrustedProxyHeader != "X-Forwarded-For" ||
 		!cmp.Equal(got.AdminEmails, []string{"a@example.com", "b@example.com"}) {
 		t.Errorf("Load(aws) = %+v", got)
 	}
 	if !got.IsAdminEmail("B@EXAMPLE.COM") || got.IsAdminEmail("c@example.com") {
 		t.Error("IsAdminEmail is wrong")
+	}
+}
+
+// awsWith returns a complete AWS-mode environment without any client
+// variables, plus kv.
+func awsWith(kv ...string) map[string]string {
+	m := map[string]string{
+		"NDIRO_MODE": "aws", "AWS_REGION": "eu-central-1", "NDIRO_BUCKET": "b",
+		"NDIRO_BASE_URL": "https://ndiro.example.org", "ADMIN_EMAILS": "a@example.com",
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+func TestLoadOIDC(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		// want is issuer, client ID, client secret, display name.
+		want [4]string
+	}{
+		{"google names", awsWith("GOOGLE_CLIENT_ID", "gid", "GOOGLE_CLIENT_SECRET", "gsecret"),
+			[4]string{"https://accounts.google.com", "gid", "gsecret", "Google"}},
+		{"own provider", awsWith("NDIRO_OIDC_ISSUER", "https://sso.example.org/realms/home", "NDIRO_OIDC_CLIENT_ID", "ndiro", "NDIRO_OIDC_CLIENT_SECRET", "s3cret", "NDIRO_OIDC_NAME", "Example SSO"),
+			[4]string{"https://sso.example.org/realms/home", "ndiro", "s3cret", "Example SSO"}},
+		{"NDIRO_OIDC names win over Google's", awsWith("NDIRO_OIDC_CLIENT_ID", "ndiro", "NDIRO_OIDC_CLIENT_SECRET", "s3cret", "GOOGLE_CLIENT_ID", "gid", "GOOGLE_CLIENT_SECRET", "gsecret"),
+			[4]string{"https://accounts.google.com", "ndiro", "s3cret", "Google"}},
+		{"trailing slash kept", awsWith("NDIRO_OIDC_ISSUER", "https://sso.example.org/application/o/ndiro/", "NDIRO_OIDC_CLIENT_ID", "ndiro", "NDIRO_OIDC_CLIENT_SECRET", "s3cret"),
+			[4]string{"https://sso.example.org/application/o/ndiro/", "ndiro", "s3cret", "Google"}},
+		{"plain http on loopback", awsWith("NDIRO_OIDC_ISSUER", "http://127.0.0.1:9000", "NDIRO_OIDC_CLIENT_ID", "ndiro", "NDIRO_OIDC_CLIENT_SECRET", "s3cret"),
+			[4]string{"http://127.0.0.1:9000", "ndiro", "s3cret", "Google"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(env(tc.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := [4]string{c.OIDCIssuer, c.OIDCClientID, c.OIDCClientSecret, c.OIDCName}; got != tc.want {
+				t.Errorf("Load() OIDC = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -60,8 +105,22 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"NDIRO_PHOTO_CACHE_BYTES": "-1"}, []string{"NDIRO_PHOTO_CACHE_BYTES"}},
 		{map[string]string{"NDIRO_PHOTO_CACHE_BYTES": "64MB"}, []string{"NDIRO_PHOTO_CACHE_BYTES"}},
 		{map[string]string{"ADMIN_EMAILS": "admin"}, []string{"ADMIN_EMAILS"}},
-		{map[string]string{"NDIRO_MODE": "aws"}, []string{"AWS_REGION", "NDIRO_BUCKET", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET", "NDIRO_BASE_URL", "ADMIN_EMAILS"}},
+		{map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "X Forwarded For"}, []string{"NDIRO_TRUSTED_PROXY_HEADER"}},
+		{map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "X-Forwarded-For:"}, []string{"NDIRO_TRUSTED_PROXY_HEADER"}},
+		{map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "forwarded"}, []string{"NDIRO_TRUSTED_PROXY_HEADER"}},
+		{map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "Host"}, []string{"NDIRO_TRUSTED_PROXY_HEADER"}},
+		{map[string]string{"NDIRO_MODE": "aws"}, []string{"AWS_REGION", "NDIRO_BUCKET", "NDIRO_OIDC_CLIENT_ID", "NDIRO_OIDC_CLIENT_SECRET", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET", "NDIRO_BASE_URL", "ADMIN_EMAILS"}},
 		{map[string]string{"NDIRO_MODE": "aws", "NDIRO_BASE_URL": "http://x.org"}, []string{"https"}},
+		{map[string]string{"NDIRO_OIDC_ISSUER": "http://sso.example.org/realms/home"}, []string{"NDIRO_OIDC_ISSUER"}},
+		{map[string]string{"NDIRO_OIDC_ISSUER": "sso.example.org"}, []string{"NDIRO_OIDC_ISSUER"}},
+		{map[string]string{"NDIRO_OIDC_ISSUER": "https://sso.example.org/?realm=home"}, []string{"NDIRO_OIDC_ISSUER"}},
+		{map[string]string{"NDIRO_OIDC_NAME": strings.Repeat("x", 41)}, []string{"NDIRO_OIDC_NAME"}},
+		{map[string]string{"NDIRO_OIDC_NAME": "Key\ncloak"}, []string{"NDIRO_OIDC_NAME"}},
+		// Half a pair is refused, even with the other names set: the pair
+		// is never mixed.
+		{awsWith("NDIRO_OIDC_CLIENT_ID", "id", "GOOGLE_CLIENT_ID", "gid", "GOOGLE_CLIENT_SECRET", "gsecret"), []string{"NDIRO_OIDC_CLIENT_SECRET is required when NDIRO_OIDC_CLIENT_ID is set"}},
+		{awsWith("NDIRO_OIDC_CLIENT_SECRET", "secret"), []string{"NDIRO_OIDC_CLIENT_ID is required when NDIRO_OIDC_CLIENT_SECRET is set"}},
+		{awsWith("GOOGLE_CLIENT_ID", "gid"), []string{"GOOGLE_CLIENT_SECRET is required when GOOGLE_CLIENT_ID is set"}},
 	} {
 		_, err := Load(env(tc.env))
 		if err == nil {

@@ -220,6 +220,8 @@ func iamActions(op string) []string {
 	switch op {
 	case "s3:HeadBucket", "s3:ListObjectsV2":
 		return []string{"s3:ListBucket"}
+	case "s3:HeadObject":
+		return []string{"s3:GetObject"}
 	case "s3:CopyObject": // read the source, write the copy
 		return []string{"s3:GetObject", "s3:PutObject"}
 	case "s3:DeleteObjects":

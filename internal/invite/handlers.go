@@ -197,7 +197,7 @@ func RefusalError(err error) error {
 	case errors.Is(err, ErrRevoked):
 		return &web.Error{Status: http.StatusGone, Title: "Invite revoked", Msg: "This invite was withdrawn by the person who sent it. Ask them for a new one.", Err: err}
 	case errors.Is(err, ErrWrongEmail):
-		return &web.Error{Status: http.StatusForbidden, Title: "Invite is for someone else", Msg: "This invite is for a different email address. Sign in with the Google account it was sent to.", Err: err}
+		return &web.Error{Status: http.StatusForbidden, Title: "Invite is for someone else", Msg: "This invite is for a different email address. Sign in with the account it was sent to.", Err: err}
 	}
 	return err
 }

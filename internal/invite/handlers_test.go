@@ -72,6 +72,26 @@ func TestInviteFlow(t *testing.T) {
 	}
 }
 
+// TestInviteLandingForOneEmail renders the landing of an invite restricted
+// to an email: it names the email and the provider to sign in with.
+func TestInviteLandingForOneEmail(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	admin := app.Client()
+	admin.SignIn("admin@example.com")
+	tok := admin.CreateInvite(url.Values{"email": {"friend@example.com"}, "role": {"owner"}})
+	landing := app.Client().Get("/invite/" + tok)
+	if landing.StatusCode != http.StatusOK {
+		t.Fatalf("landing = %d, want 200; body %s", landing.StatusCode, landing.Body)
+	}
+	if got, want := landing.Text("main strong"), "friend@example.com"; got != want {
+		t.Errorf("landing names %q, want %q", got, want)
+	}
+	if got, want := landing.Text("a.button"), "Sign in with Google"; got != want {
+		t.Errorf("landing button = %q, want %q", got, want)
+	}
+}
+
 func TestInviteLandingStates(t *testing.T) {
 	t.Parallel()
 	app := apptest.New(t)

@@ -269,6 +269,107 @@ func (s *Store) Revoke(ctx context.Context, tok string, now time.Time) error {
 	return nil
 }
 
+// DeleteFor removes userID from the invites table (a step of account
+// deletion): the invites they created that nobody claimed (open, expired or
+// revoked), and the invite they claimed, which holds their email and user
+// ID. Invites they created that others claimed stay: those record the
+// others' sign-ups. A paged Scan finds them; each delete is conditional on
+// the invite still being in the state that made it deletable, so an invite
+// claimed meanwhile by someone else is kept. It returns how many it deleted
+// and can be re-run.
+func (s *Store) DeleteFor(ctx context.Context, userID string) (int, error) {
+	if userID == "" {
+		return 0, fmt.Errorf("invite: delete for user: empty user id")
+	}
+	name := expression.Name
+	filter := name("created_by").Equal(expression.Value(userID)).Or(name("claimed_by").Equal(expression.Value(userID)))
+	expr, err := expression.NewBuilder().WithFilter(filter).Build()
+	if err != nil {
+		return 0, fmt.Errorf("invite: delete for user: %w", err)
+	}
+	all, err := dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("invite: delete for user: %w", err)
+	}
+	unclaimed, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(name("claimed_by"))).Build()
+	if err != nil {
+		return 0, fmt.Errorf("invite: delete for user: %w", err)
+	}
+	claimedByUser, err := expression.NewBuilder().WithCondition(name("claimed_by").Equal(expression.Value(userID))).Build()
+	if err != nil {
+		return 0, fmt.Errorf("invite: delete for user: %w", err)
+	}
+	deleted := 0
+	for _, inv := range all {
+		cond := unclaimed
+		switch {
+		case inv.ClaimedBy == userID:
+			cond = claimedByUser
+		case inv.ClaimedBy != "":
+			continue // created by userID, claimed by someone else
+		}
+		_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName:                 aws.String(s.table),
+			Key:                       key(inv.Token),
+			ConditionExpression:       cond.Condition(),
+			ExpressionAttributeNames:  cond.Names(),
+			ExpressionAttributeValues: cond.Values(),
+		})
+		switch {
+		case dynamo.IsConditionFailed(err):
+			// Claimed meanwhile by someone else, or already gone.
+		case err != nil:
+			return deleted, fmt.Errorf("invite: delete for user: %w", err)
+		default:
+			deleted++
+		}
+	}
+	return deleted, nil
+}
+
+// Counts are the monitor's numbers of invites by state (StateAt).
+type Counts struct{ Open, Claimed, Revoked, Expired int }
+
+// Count counts the invites in each state at now with paced Select COUNT
+// Scans, for the admin monitor.
+func (s *Store) Count(ctx context.Context, pace dynamo.Pace, now time.Time) (Counts, error) {
+	name := expression.Name
+	claimed := expression.AttributeExists(name("claimed_by"))
+	unclaimed := expression.AttributeNotExists(name("claimed_by"))
+	revoked := unclaimed.And(expression.AttributeExists(name("revoked_at")))
+	expired := unclaimed.And(expression.AttributeNotExists(name("revoked_at"))).And(name("expires_at").LessThanEqual(expression.Value(now.Unix())))
+	var c Counts
+	total, err := dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table)}, pace)
+	if err != nil {
+		return c, fmt.Errorf("invite: count: %w", err)
+	}
+	for _, f := range []struct {
+		cond expression.ConditionBuilder
+		n    *int
+	}{{claimed, &c.Claimed}, {revoked, &c.Revoked}, {expired, &c.Expired}} {
+		expr, err := expression.NewBuilder().WithFilter(f.cond).Build()
+		if err != nil {
+			return c, fmt.Errorf("invite: count: %w", err)
+		}
+		*f.n, err = dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{
+			TableName:                 aws.String(s.table),
+			FilterExpression:          expr.Filter(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+		}, pace)
+		if err != nil {
+			return c, fmt.Errorf("invite: count: %w", err)
+		}
+	}
+	c.Open = total - c.Claimed - c.Revoked - c.Expired
+	return c, nil
+}
+
 func key(tok string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"invite_token": &types.AttributeValueMemberS{Value: tok}}
 }

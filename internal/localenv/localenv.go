@@ -48,6 +48,9 @@ type Options struct {
 	// DynamoOptions are applied to the DynamoDB client after the local
 	// settings (tests add an SDK middleware that counts calls).
 	DynamoOptions []func(*dynamodb.Options)
+	// S3Options are applied to the S3 client after the local settings
+	// (tests inject failures).
+	S3Options []func(*s3.Options)
 	// DynamoEndpoint, if set, is another DynamoDB-compatible server to use
 	// instead of the in-process emulator (tests run against dynalite this
 	// way). Nothing is persisted then; the tables must have a fresh prefix.
@@ -153,7 +156,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if e.S3Endpoint, err = e.serve(gofakes3.New(backend).Server()); err != nil {
 		return nil, err
 	}
-	e.S3 = NewS3Client(e.S3Endpoint)
+	e.S3 = NewS3Client(e.S3Endpoint, opts.S3Options...)
 
 	// Google.
 	if e.OIDC, err = startOIDC(); err != nil {
@@ -184,14 +187,17 @@ func (e *Env) Close() error {
 	return e.stop()
 }
 
-// stop shuts the servers down (waiting for requests in flight), closes the
-// DynamoDB persistence (folding only if it opened) and the S3 data file.
+// stop closes the servers, then the DynamoDB persistence (folding only if
+// it opened; a write still running is journaled first) and the S3 data
+// file.
 func (e *Env) stop() error {
 	var first error
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	// Close, not Shutdown: callers stop the app before its backends, so no
+	// request is in flight, and Shutdown would wait up to 5 s for any
+	// connection a client dialled but never used (concurrent SDK calls
+	// leave some).
 	for _, s := range e.servers {
-		if err := s.Shutdown(ctx); err != nil && first == nil {
+		if err := s.Close(); err != nil && first == nil {
 			first = err
 		}
 	}

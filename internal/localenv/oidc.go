@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/oauth2-proxy/mockoidc"
 
 	"ndiro/internal/email"
@@ -52,10 +53,13 @@ func startOIDC() (*mockoidc.MockOIDC, error) {
 				signInPage(w, r, "Type a whole email address, like friend@example.com.")
 				return
 			}
-			m.QueueUser(&mockoidc.MockUser{
-				Subject:       Subject(addr),
-				Email:         addr,
-				EmailVerified: r.Form.Get("email_verified") != "false",
+			m.QueueUser(&localUser{
+				MockUser: mockoidc.MockUser{
+					Subject:       Subject(addr),
+					Email:         addr,
+					EmailVerified: r.Form.Get("email_verified") != "false",
+				},
+				Name: strings.TrimSpace(r.Form.Get("name")),
 			})
 			next.ServeHTTP(w, r)
 		})
@@ -73,6 +77,37 @@ func startOIDC() (*mockoidc.MockOIDC, error) {
 	return m, nil
 }
 
+// localUser is a mockoidc user that also carries the standard name claim
+// (mockoidc's MockUser has none), released with the profile scope as
+// Google does.
+type localUser struct {
+	mockoidc.MockUser
+	Name string
+}
+
+// localClaims are the ID token claims of a localUser.
+type localClaims struct {
+	*mockoidc.IDTokenClaims
+	Email         string `json:"email,omitempty"`
+	EmailVerified bool   `json:"email_verified,omitempty"`
+	Name          string `json:"name,omitempty"`
+}
+
+// Claims returns the ID token claims for scope: email with "email", name
+// with "profile".
+func (u *localUser) Claims(scope []string, base *mockoidc.IDTokenClaims) (jwt.Claims, error) {
+	c := &localClaims{IDTokenClaims: base}
+	for _, s := range scope {
+		switch s {
+		case "email":
+			c.Email, c.EmailVerified = u.Email, u.EmailVerified
+		case "profile":
+			c.Name = u.Name
+		}
+	}
+	return c, nil
+}
+
 // Subject is the OIDC subject the local sign-in gives email: the same email
 // always gets the same subject, so a users row survives restarts.
 func Subject(email string) string {
@@ -84,6 +119,7 @@ type signInData struct {
 	Hidden  []hiddenField
 	Message string
 	Email   string
+	Name    string
 }
 
 type hiddenField struct{ Name, Value string }
@@ -91,9 +127,9 @@ type hiddenField struct{ Name, Value string }
 // signInPage renders the local stand-in for Google's account chooser. It
 // carries every authorization parameter through as hidden fields.
 func signInPage(w http.ResponseWriter, r *http.Request, msg string) {
-	d := signInData{Message: msg, Email: r.Form.Get("email")}
+	d := signInData{Message: msg, Email: r.Form.Get("email"), Name: r.Form.Get("name")}
 	for name, vals := range r.Form {
-		if name == "email" || len(vals) == 0 {
+		if name == "email" || name == "name" || len(vals) == 0 {
 			continue
 		}
 		d.Hidden = append(d.Hidden, hiddenField{name, vals[0]})
@@ -128,6 +164,8 @@ admin@example.com) need no invite.</p>
 {{end}}<label for="email">Sign in as</label>
 <input id="email" name="email" type="email" required autofocus autocomplete="email" value="{{.Email}}" placeholder="admin@example.com">
 {{with .Message}}<p class="err" role="alert">{{.}}</p>{{end}}
+<label for="name">Name <span class="note">(optional; Google sends the account's name)</span></label>
+<input id="name" name="name" type="text" autocomplete="name" value="{{.Name}}">
 <button type="submit">Continue</button>
 </form>
 </body></html>

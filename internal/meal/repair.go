@@ -5,19 +5,23 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"ndiro/internal/dynamo"
+	"ndiro/internal/photo"
 )
 
 // Rows is the meals table as CheckPhotos reads it and RepairPhotos fixes
 // it; *Store is one.
 type Rows interface {
-	Scan(ctx context.Context) ([]Meal, error)
+	ScanPhotos(ctx context.Context, pace dynamo.Pace, fn func(*Meal) error) error
+	Get(ctx context.Context, userID string, d Date, id string) (*Meal, error)
 	Update(ctx context.Context, m *Meal) error
 }
 
 // Objects is the photo bucket as CheckPhotos lists it and RepairPhotos
 // cleans it; *photo.Store is one.
 type Objects interface {
-	List(ctx context.Context, prefix string) ([]string, error)
+	List(ctx context.Context, prefix string, pace func(context.Context, int) error, fn func(photo.ObjectInfo) error) error
 	Delete(ctx context.Context, ownerID string, keys ...string) error
 }
 
@@ -46,37 +50,47 @@ func (r *PhotoReport) Clean() bool { return len(r.Orphans) == 0 && len(r.Missing
 // which holds only meal photos (DESIGN.md, Photos), and reports where they
 // disagree. It changes nothing. Objects under any other prefix, such as
 // the short-lived pending uploads under "pending/", are never looked at.
+// Reads are paid for through pace, one unit per listing page and per item
+// scanned; nil reads as fast as the backends answer.
 //
-// It reads the bucket, then the table, each once. Uploads, moves and
-// deletes running meanwhile can show up as orphans or missing copies for
-// that moment, so only counts taken while the app writes are approximate.
-func CheckPhotos(ctx context.Context, rows Rows, objects Objects) (*PhotoReport, error) {
-	keys, err := objects.List(ctx, "users/")
+// It lists the bucket, then scans the table, each once. Uploads, moves
+// and deletes running meanwhile can show up as orphans or missing copies
+// for that moment, so only counts taken while the app writes are
+// approximate. Missing holds the meals as scanned: keys, date, ID and
+// photo_v (Store.ScanPhotos), not their other fields.
+func CheckPhotos(ctx context.Context, rows Rows, objects Objects, pace dynamo.Pace) (*PhotoReport, error) {
+	if pace == nil {
+		pace = func(context.Context, int) error { return nil }
+	}
+	exists := map[string]bool{}
+	var keys []string
+	err := objects.List(ctx, "users/", pace, func(o photo.ObjectInfo) error {
+		exists[o.Key] = true
+		keys = append(keys, o.Key)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("meal: check photos: %w", err)
 	}
-	meals, err := rows.Scan(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("meal: check photos: %w", err)
-	}
-	exists := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		exists[k] = true
-	}
-	r := &PhotoReport{Meals: len(meals), Objects: len(keys)}
+	r := &PhotoReport{Objects: len(keys)}
 	named := map[string]bool{}
-	for _, m := range meals {
+	err = rows.ScanPhotos(ctx, pace, func(m *Meal) error {
+		r.Meals++
 		if !m.HasPhoto() {
-			continue
+			return nil
 		}
 		pk := m.PhotoKeys()
 		if !exists[pk[0]] || !exists[pk[1]] {
-			r.Missing = append(r.Missing, m)
-			continue
+			r.Missing = append(r.Missing, *m)
+			return nil
 		}
 		for _, k := range pk {
 			named[k] = true
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("meal: check photos: %w", err)
 	}
 	for _, k := range keys {
 		if !named[k] {
@@ -90,25 +104,33 @@ func CheckPhotos(ctx context.Context, rows Rows, objects Objects) (*PhotoReport,
 	return r, nil
 }
 
-// RepairPhotos runs CheckPhotos and makes rows and objects agree again: it
-// first clears the photo (photo_v, sizes, capture time) of every Missing
-// meal with a version-conditional Update, then deletes every orphan object,
-// including the one surviving copy of a Missing meal's photo. It returns
-// what it found and repaired; on error, repairs made before it stay made.
+// RepairPhotos runs CheckPhotos (unpaced) and makes rows and objects
+// agree again: it first clears the photo (photo_v, sizes, capture time) of
+// every Missing meal, read in full and written back with a
+// version-conditional Update, then deletes every orphan object, including
+// the one surviving copy of a Missing meal's photo. It returns what it
+// found and repaired; on error, repairs made before it stay made.
 //
 // Run it only while nothing else writes: local mode runs it at start-up,
 // before serving (cmd/ndiro). An upload in flight has its objects before
 // its row, and would lose them.
 func RepairPhotos(ctx context.Context, rows Rows, objects Objects) (*PhotoReport, error) {
-	r, err := CheckPhotos(ctx, rows, objects)
+	r, err := CheckPhotos(ctx, rows, objects, nil)
 	if err != nil {
 		return nil, err
 	}
-	for i := range r.Missing {
-		m := r.Missing[i]
-		m.clearPhoto()
-		if err := rows.Update(ctx, &m); err != nil {
-			return r, fmt.Errorf("meal: repair photos: clear %s %s: %w", m.UserID, m.SK, err)
+	for _, found := range r.Missing {
+		d, err := ParseDate(found.Date)
+		if err != nil {
+			return r, fmt.Errorf("meal: repair photos: %s %s: %w", found.UserID, found.SK, err)
+		}
+		m, err := rows.Get(ctx, found.UserID, d, found.ID)
+		if err == nil {
+			m.clearPhoto()
+			err = rows.Update(ctx, m)
+		}
+		if err != nil {
+			return r, fmt.Errorf("meal: repair photos: clear %s %s: %w", found.UserID, found.SK, err)
 		}
 	}
 	byOwner := map[string][]string{}

@@ -237,20 +237,101 @@ func (s *Store) All(ctx context.Context, userID string) ([]Meal, error) {
 	return meals, nil
 }
 
-// Scan returns every meal of every owner, in no particular order, with one
-// paginated Scan of the whole table: for the photo check (RepairPhotos) at
-// start-up and the admin monitor, never for a page (CLAUDE.md, scans where
-// they are cheap).
-func (s *Store) Scan(ctx context.Context) ([]Meal, error) {
-	meals, err := dynamo.ScanAll[Meal](ctx, s.db, &dynamodb.ScanInput{
-		TableName:      aws.String(s.table),
-		Limit:          s.limit(),
-		ConsistentRead: aws.Bool(true),
+// DeleteAll deletes every meal of userID (a step of account deletion):
+// Query pages of keys only, each page deleted with BatchWriteItem (25 at a
+// time, unprocessed items resent). It returns how many meals it deleted;
+// meals already gone are no error, so it can be re-run after a failure
+// part-way.
+func (s *Store) DeleteAll(ctx context.Context, userID string) (int, error) {
+	if userID == "" {
+		return 0, fmt.Errorf("meal: delete all: empty user id")
+	}
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("user_id").Equal(expression.Value(userID))).
+		WithProjection(expression.NamesList(expression.Name("user_id"), expression.Name("sk"))).
+		Build()
+	if err != nil {
+		return 0, fmt.Errorf("meal: delete all: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		Limit:                     s.limit(),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ProjectionExpression:      expr.Projection(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	deleted := 0
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return deleted, fmt.Errorf("meal: delete all: %w", err)
+		}
+		n, err := dynamo.BatchDelete(ctx, s.db, s.table, page.Items)
+		deleted += n
+		if err != nil {
+			return deleted, fmt.Errorf("meal: delete all: %w", err)
+		}
+	}
+	return deleted, nil
+}
+
+// Count counts every meal of every owner with a paced Select COUNT Scan,
+// for the admin monitor.
+func (s *Store) Count(ctx context.Context, pace dynamo.Pace) (int, error) {
+	n, err := dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), Limit: s.limit()}, pace)
+	if err != nil {
+		return 0, fmt.Errorf("meal: count: %w", err)
+	}
+	return n, nil
+}
+
+// ScanPhotos calls fn with every meal of every owner, as far as the orphan
+// check needs it (keys, date, ID, photo_v, updated_at, version; no notes or
+// numbers), by a paced Scan.
+func (s *Store) ScanPhotos(ctx context.Context, pace dynamo.Pace, fn func(*Meal) error) error {
+	proj := expression.NamesList(expression.Name("user_id"), expression.Name("sk"), expression.Name("meal_id"),
+		expression.Name("date"), expression.Name("photo_v"), expression.Name("updated_at"), expression.Name("version"))
+	expr, err := expression.NewBuilder().WithProjection(proj).Build()
+	if err != nil {
+		return fmt.Errorf("meal: scan photos: %w", err)
+	}
+	err = dynamo.ScanPaced(ctx, s.db, &dynamodb.ScanInput{
+		TableName:                aws.String(s.table),
+		Limit:                    s.limit(),
+		ProjectionExpression:     expr.Projection(),
+		ExpressionAttributeNames: expr.Names(),
+	}, pace, func(out *dynamodb.ScanOutput) error {
+		var page []Meal
+		if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil {
+			return fmt.Errorf("decode: %w", err)
+		}
+		for i := range page {
+			if err := fn(&page[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("meal: scan: %w", err)
+		return fmt.Errorf("meal: scan photos: %w", err)
 	}
-	return meals, nil
+	return nil
+}
+
+// DeleteKeys deletes the meals rows of one owner with the given sort keys
+// (the orphan clean-up: rows whose users row is gone), with BatchWriteItem.
+// It returns how many it deleted; rows already gone are no error.
+func (s *Store) DeleteKeys(ctx context.Context, userID string, sks []string) (int, error) {
+	keys := make([]map[string]types.AttributeValue, len(sks))
+	for i, sk := range sks {
+		keys[i] = key(userID, sk)
+	}
+	n, err := dynamo.BatchDelete(ctx, s.db, s.table, keys)
+	if err != nil {
+		return n, fmt.Errorf("meal: delete keys: %w", err)
+	}
+	return n, nil
 }
 
 // query runs one Query on userID's partition, with at most one sort-key

@@ -11,11 +11,13 @@ import (
 
 // Cache-Control values of photo responses (DESIGN.md, caching). A versioned
 // URL never changes its bytes, so owners keep it a year without asking
-// again; share recipients keep it a day, so a revoked link's photos age
-// out of their browser within a day.
+// again. Share recipients may keep the bytes but must revalidate on every
+// view (a cheap 304 with the strong ETag while the share holds), so a
+// revoked or expired link stops showing photos at once, even in a browser
+// that cached them.
 const (
 	OwnerCacheControl     = "private, max-age=31536000, immutable"
-	RecipientCacheControl = "private, max-age=86400"
+	RecipientCacheControl = "private, no-cache"
 )
 
 // Server serves photo copies through the cache.

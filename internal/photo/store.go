@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -49,9 +50,36 @@ func Key(userID, date, mealID string, size Size) string {
 	return UserPrefix(userID) + "meals/" + date + "/" + mealID + ext
 }
 
-// UserPrefix returns "users/{userID}/", under which all of a user's objects
+// UserPrefix returns "users/{userID}/", under which all of a user's photos
 // live (account deletion removes the prefix).
 func UserPrefix(userID string) string { return "users/" + userID + "/" }
+
+// ParseKey splits a photo key built by Key into its owner, date, meal ID
+// and size; ok is false for any other key.
+func ParseKey(key string) (userID, date, mealID string, size Size, ok bool) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 5 || parts[0] != "users" || parts[1] == "" || parts[2] != "meals" {
+		return "", "", "", "", false
+	}
+	file := parts[4]
+	switch {
+	case strings.HasSuffix(file, ".thumb.jpg"):
+		mealID, size = strings.TrimSuffix(file, ".thumb.jpg"), SizeThumb
+	case strings.HasSuffix(file, ".jpg"):
+		mealID, size = strings.TrimSuffix(file, ".jpg"), SizeDisplay
+	default:
+		return "", "", "", "", false
+	}
+	if mealID == "" || Key(parts[1], parts[3], mealID, size) != key {
+		return "", "", "", "", false
+	}
+	return parts[1], parts[3], mealID, size, true
+}
+
+// PendingPrefix returns "pending/{userID}/", under which a user's
+// short-lived uploads wait while a form is corrected (DESIGN.md, photos);
+// a lifecycle rule expires them.
+func PendingPrefix(userID string) string { return "pending/" + userID + "/" }
 
 // ErrNotFound is returned for a photo object that does not exist.
 var ErrNotFound = errors.New("photo not found")
@@ -130,6 +158,78 @@ func (s *Store) Get(ctx context.Context, ownerID, key string) (*Object, error) {
 	return &Object{Body: body, Version: Version(v)}, nil
 }
 
+// Stream copies the object key, which must lie under ownerID's prefix
+// (ErrOutsidePrefix), to w as it arrives from S3, never holding it whole
+// in memory (the account export). It returns the bytes copied, or
+// ErrNotFound.
+func (s *Store) Stream(ctx context.Context, ownerID, key string, w io.Writer) (int64, error) {
+	if !underPrefix(ownerID, key) {
+		return 0, ErrOutsidePrefix
+	}
+	out, err := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	if isNoSuchKey(err) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("photo: stream %s: %w", key, err)
+	}
+	defer out.Body.Close()
+	n, err := io.Copy(w, out.Body)
+	if err != nil {
+		return n, fmt.Errorf("photo: stream %s: %w", key, err)
+	}
+	return n, nil
+}
+
+// Head returns the version the object key (under ownerID's prefix) carries
+// in its metadata, without reading it (HeadObject), or ErrNotFound. The
+// orphan check compares it with the meal's photo_v.
+func (s *Store) Head(ctx context.Context, ownerID, key string) (Version, error) {
+	if !underPrefix(ownerID, key) {
+		return 0, ErrOutsidePrefix
+	}
+	out, err := s.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	var nf *types.NotFound
+	if errors.As(err, &nf) || isNoSuchKey(err) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("photo: head %s: %w", key, err)
+	}
+	v, _ := strconv.ParseInt(metadata(out.Metadata, metaVersion), 10, 64)
+	return Version(v), nil
+}
+
+// ObjectInfo is one object of a listing.
+type ObjectInfo struct {
+	Key      string
+	Size     int64 // bytes
+	Modified time.Time
+}
+
+// List calls fn with every object under prefix ("users/" for every
+// owner's photos), a ListObjectsV2 page at a time, each page paid for
+// through pace (one unit a page). It is for the admin monitor and the
+// orphan check, which look across owners.
+func (s *Store) List(ctx context.Context, prefix string, pace func(context.Context, int) error, fn func(ObjectInfo) error) error {
+	p := s3.NewListObjectsV2Paginator(s.s3, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("photo: list %s: %w", prefix, err)
+		}
+		for _, o := range page.Contents {
+			if err := fn(ObjectInfo{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)}); err != nil {
+				return err
+			}
+		}
+		if err := pace(ctx, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // metadata looks a user-metadata key up case-insensitively: S3 returns
 // them lower-cased, some S3-compatible servers canonicalise them.
 func metadata(m map[string]string, key string) string {
@@ -181,25 +281,6 @@ func isNoSuchKey(err error) bool {
 	return errors.As(err, &nsk) || (errors.As(err, &api) && api.ErrorCode() == "NoSuchKey")
 }
 
-// List returns the key of every object under prefix (e.g. "users/"), in
-// key order, following ListObjectsV2's pages of up to 1000 keys. It is for
-// the photo check at start-up and the admin monitor; the bucket holds
-// nothing the app would list on a page.
-func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
-	keys := []string{}
-	p := s3.NewListObjectsV2Paginator(s.s3, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("photo: list %s: %w", prefix, err)
-		}
-		for _, o := range page.Contents {
-			keys = append(keys, aws.ToString(o.Key))
-		}
-	}
-	return keys, nil
-}
-
 // maxDeleteKeys is how many keys one DeleteObjects request may name.
 const maxDeleteKeys = 1000
 
@@ -237,11 +318,45 @@ func (s *Store) Delete(ctx context.Context, ownerID string, keys ...string) erro
 	return nil
 }
 
-// underPrefix reports whether key lies under ownerID's prefix, with no path
-// tricks in either.
+// DeleteAll deletes every object of ownerID, under UserPrefix and
+// PendingPrefix (a step of account deletion): ListObjectsV2 pages, each
+// deleted with DeleteObjects. It returns how many objects it deleted; it
+// can be re-run after a failure part-way.
+func (s *Store) DeleteAll(ctx context.Context, ownerID string) (int, error) {
+	if ownerID == "" || strings.ContainsAny(ownerID, "/\\") {
+		return 0, fmt.Errorf("photo: delete all: bad owner id %q", ownerID)
+	}
+	deleted := 0
+	for _, prefix := range []string{UserPrefix(ownerID), PendingPrefix(ownerID)} {
+		p := s3.NewListObjectsV2Paginator(s.s3, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return deleted, fmt.Errorf("photo: delete all: list %s: %w", prefix, err)
+			}
+			keys := make([]string, len(page.Contents))
+			for i, o := range page.Contents {
+				keys[i] = aws.ToString(o.Key)
+			}
+			if err := s.Delete(ctx, ownerID, keys...); err != nil {
+				return deleted, fmt.Errorf("photo: delete all: %w", err)
+			}
+			deleted += len(keys)
+		}
+	}
+	return deleted, nil
+}
+
+// underPrefix reports whether key lies under one of ownerID's prefixes
+// (UserPrefix, PendingPrefix), with no path tricks in either.
 func underPrefix(ownerID, key string) bool {
 	if ownerID == "" || strings.ContainsAny(ownerID, "/\\") || strings.Contains(key, "..") || strings.Contains(key, "//") {
 		return false
 	}
-	return strings.HasPrefix(key, UserPrefix(ownerID)) && len(key) > len(UserPrefix(ownerID))
+	for _, prefix := range []string{UserPrefix(ownerID), PendingPrefix(ownerID)} {
+		if strings.HasPrefix(key, prefix) && len(key) > len(prefix) {
+			return true
+		}
+	}
+	return false
 }

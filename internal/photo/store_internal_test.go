@@ -16,9 +16,36 @@ func TestUnderPrefix(t *testing.T) {
 		{"", "users//meals/x.jpg", false},
 		{"u1/../u2", "users/u1/../u2/x.jpg", false},
 		{"u1", "other/users/u1/x.jpg", false},
+		{"u1", "pending/u1/abc.jpg", true},
+		{"u1", "pending/u2/abc.jpg", false},
+		{"u1", "pending/u1/", false},
+		{"u1", "pending/u1/../../users/u2/x.jpg", false},
 	} {
 		if got := underPrefix(tc.owner, tc.key); got != tc.ok {
 			t.Errorf("underPrefix(%q, %q) = %v, want %v", tc.owner, tc.key, got, tc.ok)
+		}
+	}
+}
+
+func TestParseKey(t *testing.T) {
+	for _, tc := range []struct {
+		key            string
+		user, date, id string
+		size           Size
+		ok             bool
+	}{
+		{"users/u1/meals/2026-09-01/123000-abcdef.jpg", "u1", "2026-09-01", "123000-abcdef", SizeDisplay, true},
+		{"users/u1/meals/2026-09-01/123000-abcdef.thumb.jpg", "u1", "2026-09-01", "123000-abcdef", SizeThumb, true},
+		{"users/u1/meals/2026-09-01/.jpg", "", "", "", "", false},
+		{"users/u1/other/2026-09-01/x.jpg", "", "", "", "", false},
+		{"users//meals/2026-09-01/x.jpg", "", "", "", "", false},
+		{"users/u1/meals/2026-09-01/x.png", "", "", "", "", false},
+		{"users/u1/meals/2026-09-01/a/x.jpg", "", "", "", "", false},
+		{"pending/u1/x.jpg", "", "", "", "", false},
+	} {
+		u, d, id, size, ok := ParseKey(tc.key)
+		if u != tc.user || d != tc.date || id != tc.id || size != tc.size || ok != tc.ok {
+			t.Errorf("ParseKey(%q) = %q %q %q %q %v, want %q %q %q %q %v", tc.key, u, d, id, size, ok, tc.user, tc.date, tc.id, tc.size, tc.ok)
 		}
 	}
 }

@@ -17,8 +17,10 @@ import (
 	"ndiro/internal/config"
 	"ndiro/internal/dynamo"
 	"ndiro/internal/invite"
+	"ndiro/internal/limit"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
+	"ndiro/internal/share"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 	"ndiro/static"
@@ -31,8 +33,29 @@ type Backends struct {
 	S3       *s3.Client
 	Bucket   string
 	Tables   dynamo.Tables
-	// Provider is the OIDC identity provider (Google or the local mock).
+	// Provider is the OIDC identity provider (Google, another provider, or
+	// the local mock).
 	Provider auth.Provider
+	// Clock, if set, is what background work (the monitor's paced reads)
+	// waits on; nil is the wall clock, with Build's now.
+	Clock limit.Clock
+}
+
+// clock returns b.Clock, or the wall clock reading now.
+func (b Backends) clock(now func() time.Time) limit.Clock {
+	if b.Clock != nil {
+		return b.Clock
+	}
+	return wallClock{now}
+}
+
+// wallClock sleeps for real and reads now.
+type wallClock struct{ now func() time.Time }
+
+func (c wallClock) Now() time.Time { return c.now() }
+
+func (c wallClock) Sleep(ctx context.Context, d time.Duration) error {
+	return limit.SystemClock{}.Sleep(ctx, d)
 }
 
 // App is the assembled application.
@@ -44,7 +67,13 @@ type App struct {
 	Users    *user.Store
 	Invites  *invite.Store
 	Meals    *meal.Store
+	Shares   *share.Store
 	Photos   *photo.Server
+	// Deletions runs account deletions; start-up resumes those a stop
+	// interrupted (ResumeAll).
+	Deletions *account.Deleter
+	// Monitor counts what the app holds and checks for orphans.
+	Monitor *admin.Monitor
 }
 
 // decodeSlots is how many photo uploads are decoded at once: one per core
@@ -60,7 +89,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	if err != nil {
 		return nil, fmt.Errorf("server: static files: %w", err)
 	}
-	pages, err := web.NewPages(templates.FS, st, auth.Viewer, log)
+	pages, err := web.NewPages(templates.FS, st, auth.Viewer, cfg.OIDCName, log)
 	if err != nil {
 		return nil, err
 	}
@@ -77,8 +106,19 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name)
 	invites := invite.NewStore(b.DynamoDB, b.Tables.Invites.Name)
 	meals := meal.NewStore(b.DynamoDB, b.Tables.Meals.Name)
+	shares := share.NewStore(b.DynamoDB, b.Tables.Shares.Name)
 	photos := photo.NewStore(b.S3, b.Bucket)
 	photoServer := photo.NewServer(photos, photo.NewCache(cfg.PhotoCacheBytes))
+	gate := &user.Gate{}
+	photoCache := photoServer.Cache()
+	monitor := admin.NewMonitor(admin.MonitorDeps{
+		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache,
+		Clock: b.clock(now), Mode: string(cfg.Mode), Log: log,
+	})
+	deleter := account.NewDeleter(account.DeleterDeps{
+		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites,
+		Log: log, Now: now,
+	})
 
 	authH, err := auth.NewHandler(ctx, b.Provider, auth.Deps{
 		Sessions:     sessions,
@@ -86,6 +126,8 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Invites:      invites,
 		Pages:        pages,
 		IsAdminEmail: cfg.IsAdminEmail,
+		ProviderName: cfg.OIDCName,
+		Gate:         gate,
 		Now:          now,
 		Log:          log,
 	})
@@ -110,9 +152,37 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Now:      now,
 			Log:      log,
 		}),
-		Account: account.NewHandler(users, meals, pages, now, cfg.BaseURL),
-		Admin:   admin.NewHandler(users, pages),
-		HSTS:    cfg.Mode == config.ModeAWS,
+		Shares: share.NewHandler(share.Deps{
+			Store:              shares,
+			Meals:              meals,
+			Users:              users,
+			Photos:             photoServer,
+			Pages:              pages,
+			Now:                now,
+			Log:                log,
+			BaseURL:            cfg.BaseURL,
+			TrustedProxyHeader: cfg.TrustedProxyHeader,
+		}),
+		Account: account.NewHandler(account.Deps{
+			Users:   users,
+			Meals:   meals,
+			Shares:  shares,
+			Photos:  photos,
+			Deleter: deleter,
+			SignOut: authH.SignOut,
+			Pages:   pages,
+			Now:     now,
+			Log:     log,
+			BaseURL: cfg.BaseURL,
+		}),
+		Admin: admin.NewHandler(admin.Deps{
+			Users:           users,
+			Pages:           pages,
+			DeletionRunning: deleter.Running,
+			Monitor:         monitor,
+			Now:             now,
+		}),
+		HSTS: cfg.Mode == config.ModeAWS,
 	})
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Photos: photoServer}, nil
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Deletions: deleter, Monitor: monitor}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"ndiro/internal/auth"
 	"ndiro/internal/invite"
 	"ndiro/internal/meal"
+	"ndiro/internal/share"
 	"ndiro/internal/web"
 )
 
@@ -28,6 +29,7 @@ type Deps struct {
 	Auth     *auth.Handler
 	Invites  *invite.Handler
 	Meals    *meal.Handler
+	Shares   *share.Handler
 	Admin    *admin.Handler
 	Account  *account.Handler
 	// HSTS adds Strict-Transport-Security (HTTPS deployments only).
@@ -40,7 +42,9 @@ type Deps struct {
 // pattern only) → panic recovery → security headers → cross-origin
 // protection for unsafe methods (CSRF) → session load/save. Static files and
 // /healthz sit before sessions; photos load the session read-only: none of
-// them ever sets a cookie.
+// them ever sets a cookie. Share recipients' routes (/s/…) never touch the
+// session at all: a recipient has no account, and a signed-in owner or
+// admin opening a link is treated exactly like anyone else.
 func New(d Deps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
@@ -64,6 +68,23 @@ func New(d Deps) http.Handler {
 		r.Get("/photo/{date}/{meal_id}", d.Pages.Handle(d.Meals.Photo))
 	})
 
+	// Share recipients: no session, no sign-in; the token is the only
+	// credential. Every response, refusals included, carries no-referrer
+	// and noindex. Each request reads the share and its owner's users row
+	// before anything else (share.Handler.open).
+	r.Route("/s/{token}", func(r chi.Router) {
+		r.Use(share.RecipientHeaders)
+		// HEAD is routed here by name: GetHead above does not reach into
+		// a mounted router. A HEAD is never counted as an open.
+		page, week, photo := d.Pages.Handle(d.Shares.Page), d.Pages.Handle(d.Shares.Week), d.Pages.Handle(d.Shares.Photo)
+		r.Get("/", page)
+		r.Head("/", page)
+		r.Get("/week", week)
+		r.Head("/week", week)
+		r.Get("/photo/{date}/{meal_id}", photo)
+		r.Head("/photo/{date}/{meal_id}", photo)
+	})
+
 	r.Group(func(r chi.Router) {
 		r.Use(d.Sessions.LoadAndSave)
 
@@ -74,9 +95,14 @@ func New(d Deps) http.Handler {
 		r.Post("/logout", d.Pages.Handle(d.Auth.Logout))
 		r.Get("/invite/{token}", d.Pages.Handle(d.Invites.Landing))
 
-		// Owners (every signed-in user).
+		// The page after an account deletion: the session is gone by then.
+		r.Get("/account/deleted", d.Pages.Handle(d.Account.Deleted))
+
+		// Owners (every signed-in user). Every write holds the account's
+		// write gate, so a deletion waits for it (or refuses it).
 		r.Group(func(r chi.Router) {
 			r.Use(d.Auth.RequireUser)
+			r.Use(d.Auth.HoldWrites)
 			r.Get("/meals", d.Pages.Handle(d.Meals.List))
 			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))
 			r.Post("/meals", d.Pages.Handle(d.Meals.Create))
@@ -84,18 +110,37 @@ func New(d Deps) http.Handler {
 			r.Post("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Update))
 			r.Post("/meals/{date}/{meal_id}/delete", d.Pages.Handle(d.Meals.Delete))
 			r.Post("/meals/{date}/{meal_id}/move", d.Pages.Handle(d.Meals.Move))
+			r.Get("/shares", d.Pages.Handle(d.Shares.List))
+			r.Post("/shares", d.Pages.Handle(d.Shares.Create))
+			r.Post("/shares/{token}/revoke", d.Pages.Handle(d.Shares.Revoke))
+			r.Get("/shares/{token}/qr.svg", d.Pages.Handle(d.Shares.QR))
 			r.Get("/account", d.Pages.Handle(d.Account.Page))
 			r.Post("/account/timezone", d.Pages.Handle(d.Account.TimeZone))
+			r.Post("/account/name", d.Pages.Handle(d.Account.Name))
 			r.Get("/account/export.json", d.Pages.Handle(d.Account.Export))
+			r.Get("/account/export.zip", d.Pages.Handle(d.Account.ExportZip))
+			r.Get("/account/delete", d.Pages.Handle(d.Account.DeletePage))
+			r.Post("/account/delete", d.Pages.Handle(d.Account.Delete))
 
 			// Admins.
 			r.Group(func(r chi.Router) {
 				r.Use(d.Auth.RequireAdmin)
 				r.Get("/admin", func(w http.ResponseWriter, r *http.Request) { web.Redirect(w, r, "/admin/users") })
 				r.Get("/admin/users", d.Pages.Handle(d.Admin.Users))
+				r.Get("/admin/users/{user_id}/delete", d.Pages.Handle(d.Account.AdminDeletePage))
+				r.Post("/admin/users/{user_id}/delete", d.Pages.Handle(d.Account.AdminDelete))
+				r.Post("/admin/users/{user_id}/resume", d.Pages.Handle(d.Account.Resume))
+				r.Post("/admin/users/{user_id}/role", d.Pages.Handle(d.Admin.SetRole))
+				r.Post("/admin/users/{user_id}/disable", d.Pages.Handle(d.Admin.Disable))
+				r.Post("/admin/users/{user_id}/enable", d.Pages.Handle(d.Admin.Enable))
+				r.Get("/admin/monitor", d.Pages.Handle(d.Admin.Monitor))
+				r.Post("/admin/monitor/check", d.Pages.Handle(d.Admin.Check))
+				r.Post("/admin/monitor/clean/{kind}", d.Pages.Handle(d.Admin.Clean))
 				r.Get("/admin/invites", d.Pages.Handle(d.Invites.List))
 				r.Post("/admin/invites", d.Pages.Handle(d.Invites.Create))
 				r.Post("/admin/invites/{token}/revoke", d.Pages.Handle(d.Invites.Revoke))
+				r.Get("/admin/shares", d.Pages.Handle(d.Shares.AdminList))
+				r.Post("/admin/shares/{token}/revoke", d.Pages.Handle(d.Shares.AdminRevoke))
 			})
 		})
 	})

@@ -50,7 +50,9 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 		t.Fatalf("meals = %v, %v", ms, err)
 	}
 	tok := admin.CreateInvite(url.Values{"role": {"owner"}, "email": {"friend@example.com"}})
+	share := admin.CreateShare(url.Values{"label": {"Dr. Rossi"}, "from": {"2026-08-25"}, "to": {"2026-09-07"}, "expiry": {"30"}, "notes": {"1"}, "numbers": {"1"}})
 	anon := app.Client()
+	preview := app.Client()
 	got := map[string]*apptest.Response{}
 	for _, v := range []struct {
 		c    *apptest.Client
@@ -68,11 +70,23 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 		{admin, "/meals/2026-09-01/" + ms[0].ID + "/edit"},
 		{admin, ms[0].ThumbURL()},
 		{admin, "/account"},
+		{admin, "/account/delete"},
+		{anon, "/account/deleted?t=unknown"},
 		{admin, "/admin/users"},
 		{admin, "/admin/invites"},
+		{admin, "/admin/shares"},
+		{admin, "/admin/monitor"},
+		{admin, "/shares"},
+		{anon, "/s/" + share},
+		{anon, "/s/" + share + "/week?start=2026-08-31"},
+		{anon, "/s/" + share + "/photo/2026-09-01/" + ms[0].ID + "?v=" + ms[0].PhotoV.Tag() + "&size=thumb"},
 	} {
 		got[v.path] = v.c.Get(v.path)
 	}
+	// A chat app unfurling the link gets the page without photos.
+	req, _ := http.NewRequest(http.MethodGet, app.URL+"/s/"+share+"?unfurl", nil)
+	req.Header.Set("User-Agent", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)")
+	got["/s/{token} (preview)"] = preview.Do(req)
 	return got, tok
 }
 
@@ -118,7 +132,7 @@ func TestSecurityHeaders(t *testing.T) {
 	for path, resp := range responses {
 		for name, v := range want {
 			got := resp.Header.Get(name)
-			if name == "Referrer-Policy" && strings.HasPrefix(path, "/invite/") {
+			if name == "Referrer-Policy" && (strings.HasPrefix(path, "/invite/") || strings.HasPrefix(path, "/s/") || strings.HasPrefix(path, "/account/deleted")) {
 				v = "no-referrer" // the token is in the URL
 			}
 			if got != v {
@@ -155,7 +169,7 @@ func TestLogsHoldNoTokens(t *testing.T) {
 		secrets["cookie "+c.Name] = c.Value
 	}
 	logged := log.String()
-	if !strings.Contains(logged, `route=/invite/{token}`) {
+	if !strings.Contains(logged, `"route":"/invite/{token}"`) {
 		t.Fatalf("the access log has no line for the invite route:\n%s", logged)
 	}
 	for name, s := range secrets {

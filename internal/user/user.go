@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -45,6 +47,10 @@ const (
 	// the guard signs it out and it can write nothing more (DESIGN.md,
 	// account deletion).
 	StatusDeleting Status = "deleting"
+	// StatusDisabled marks an account an admin has switched off: it is
+	// signed out, cannot sign in, and its share links stop, until an admin
+	// enables it again. Its data stays.
+	StatusDisabled Status = "disabled"
 )
 
 // User is one users row.
@@ -57,10 +63,24 @@ type User struct {
 	Status Status `dynamodbav:"status"`
 	// TimeZone is an IANA name such as "Europe/Berlin"; "" means UTC.
 	TimeZone string `dynamodbav:"tz,omitempty"`
+	// Name is the display name share recipients see ("Ana Lima"); "" shows
+	// a generic heading. It comes from the OIDC name claim at sign-up and
+	// follows it at each sign-in until the owner sets one on the account
+	// page (NameSet), after which only the owner changes it.
+	Name string `dynamodbav:"name,omitempty"`
+	// NameSet records that the owner chose Name themselves (even "").
+	NameSet bool `dynamodbav:"name_set,omitempty"`
 	// InviteToken is the invite this user signed up with; "" for admins
 	// from ADMIN_EMAILS.
 	InviteToken string    `dynamodbav:"invite_token,omitempty"`
 	CreatedAt   time.Time `dynamodbav:"created_at"`
+
+	// While Status is StatusDeleting: DeletionStep names the next step of
+	// the ordered deletion to run (package account), DeletionError the last
+	// failure ("" if none), DeletionStartedAt when the account was marked.
+	DeletionStep      string     `dynamodbav:"deletion_step,omitempty"`
+	DeletionError     string     `dynamodbav:"deletion_error,omitempty"`
+	DeletionStartedAt *time.Time `dynamodbav:"deletion_started_at,omitempty"`
 }
 
 // IsAdmin reports whether u may open the admin pages.
@@ -69,16 +89,34 @@ func (u *User) IsAdmin() bool { return u.Role == RoleAdmin }
 // Deleting reports whether u's account deletion has started.
 func (u *User) Deleting() bool { return u.Status == StatusDeleting }
 
+// Disabled reports whether an admin has switched u's account off.
+func (u *User) Disabled() bool { return u.Status == StatusDisabled }
+
+// Active reports whether u's account is in use: status active, or ""
+// (rows from before statuses). Any other status (deleting, disabled) stops
+// everything the account handed out, such as its share links.
+func (u *User) Active() bool { return u.Status == "" || u.Status == StatusActive }
+
 // Sentinel errors of Store.
 var (
 	ErrNotFound = errors.New("user not found")
 	ErrExists   = errors.New("user already exists")
+	// ErrNameChosen: the owner set their display name, so the provider's
+	// name does not replace it.
+	ErrNameChosen = errors.New("user chose their own name")
+	// ErrState: the account is not in a state the change applies to (an
+	// account being deleted takes no role or status change; only an
+	// active account can be disabled, only a disabled one enabled).
+	ErrState = errors.New("user account is not in a state that allows this change")
 )
 
 // Store reads and writes the users table.
 type Store struct {
 	db    *dynamodb.Client
 	table string
+	// pageLimit, if set, caps items per Scan page of the paced scans, so
+	// tests see many pages (and empty ones) without many rows.
+	pageLimit int32
 }
 
 // NewStore returns a Store on the users table named table.
@@ -177,6 +215,284 @@ func (s *Store) SetTimeZone(ctx context.Context, id, tz string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("user: set time zone: %w", err)
+	}
+	return nil
+}
+
+// MarkDeleting marks the users row id as being deleted, with one
+// conditional UpdateItem (the row must exist): from here on the guard
+// refuses the account everywhere. It is the commit record of the deletion
+// (DESIGN.md, account deletion). Marking an account already marked keeps
+// its step and start time, so a repeated request changes nothing. It
+// returns the row as marked, or ErrNotFound.
+func (s *Store) MarkDeleting(ctx context.Context, id, firstStep string, now time.Time) (*User, error) {
+	name := expression.Name
+	expr, err := expression.NewBuilder().
+		WithCondition(expression.AttributeExists(name("user_id"))).
+		WithUpdate(expression.Set(name("status"), expression.Value(StatusDeleting)).
+			Set(name("deletion_step"), expression.IfNotExists(name("deletion_step"), expression.Value(firstStep))).
+			Set(name("deletion_started_at"), expression.IfNotExists(name("deletion_started_at"), expression.Value(now.UTC().Format(time.RFC3339Nano))))).
+		Build()
+	if err != nil {
+		return nil, fmt.Errorf("user: mark deleting: %w", err)
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(id),
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if dynamo.IsConditionFailed(err) {
+		return nil, fmt.Errorf("user: mark deleting: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("user: mark deleting: %w", err)
+	}
+	var u User
+	if err := attributevalue.UnmarshalMap(out.Attributes, &u); err != nil {
+		return nil, fmt.Errorf("user: mark deleting: decode: %w", err)
+	}
+	return &u, nil
+}
+
+// SetDeletionProgress records on a row being deleted the next step to run
+// and the last error ("" clears it). It returns ErrNotFound if the row is
+// gone or not being deleted: a deletion never writes an active account.
+func (s *Store) SetDeletionProgress(ctx context.Context, id, step, lastErr string) error {
+	name := expression.Name
+	expr, err := expression.NewBuilder().
+		WithCondition(name("status").Equal(expression.Value(StatusDeleting))).
+		WithUpdate(expression.Set(name("deletion_step"), expression.Value(step)).
+			Set(name("deletion_error"), expression.Value(lastErr))).
+		Build()
+	if err != nil {
+		return fmt.Errorf("user: deletion progress: %w", err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(id),
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	if dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("user: deletion progress: %w", ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("user: deletion progress: %w", err)
+	}
+	return nil
+}
+
+// ListDeleting returns every user whose deletion has started and not
+// finished, by paged Scan (start-up resumes them; the admin page lists
+// them).
+func (s *Store) ListDeleting(ctx context.Context) ([]User, error) {
+	expr, err := expression.NewBuilder().WithFilter(expression.Name("status").Equal(expression.Value(StatusDeleting))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("user: list deleting: %w", err)
+	}
+	return dynamo.ScanAll[User](ctx, s.db, &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+}
+
+// SetName stores name (checked with CleanName) as the display name the
+// owner chose, so sign-in stops following the provider's name. It returns
+// ErrNotFound if the row is gone.
+func (s *Store) SetName(ctx context.Context, id, name string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      key(id),
+		UpdateExpression:         aws.String("SET #name = :n, name_set = :t"),
+		ConditionExpression:      aws.String("attribute_exists(user_id)"),
+		ExpressionAttributeNames: map[string]string{"#name": "name"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":n": &types.AttributeValueMemberS{Value: name},
+			":t": &types.AttributeValueMemberBOOL{Value: true},
+		},
+	})
+	if dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("user: set name: %w", ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("user: set name: %w", err)
+	}
+	return nil
+}
+
+// SetProviderName stores name, the provider's name claim at sign-in, with
+// one conditional UpdateItem: only if the owner has not chosen a name
+// (ErrNameChosen otherwise, even if they chose it a moment ago) and the
+// row exists (ErrNotFound).
+func (s *Store) SetProviderName(ctx context.Context, id, name string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      key(id),
+		UpdateExpression:         aws.String("SET #name = :n"),
+		ConditionExpression:      aws.String("attribute_exists(user_id) AND (attribute_not_exists(name_set) OR name_set = :f)"),
+		ExpressionAttributeNames: map[string]string{"#name": "name"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":n": &types.AttributeValueMemberS{Value: name},
+			":f": &types.AttributeValueMemberBOOL{Value: false},
+		},
+	})
+	if dynamo.IsConditionFailed(err) {
+		if _, gerr := s.Get(ctx, id); errors.Is(gerr, ErrNotFound) {
+			return fmt.Errorf("user: set provider name: %w", ErrNotFound)
+		}
+		return fmt.Errorf("user: set provider name: %w", ErrNameChosen)
+	}
+	if err != nil {
+		return fmt.Errorf("user: set provider name: %w", err)
+	}
+	return nil
+}
+
+// MaxNameLen is the longest display name, in characters (runes).
+const MaxNameLen = 80
+
+// CleanName trims s and returns it if it can be a display name: valid
+// UTF-8, at most MaxNameLen characters, no control or format characters
+// (no line breaks, no bidi overrides). ok is false otherwise.
+func CleanName(s string) (name string, ok bool) {
+	s = strings.TrimSpace(s)
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxNameLen {
+		return "", false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Cf) {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// SetRole gives the account id role, with one conditional UpdateItem: the
+// row must exist (ErrNotFound) and not be being deleted (ErrState). The
+// guard reads the row on every request, so the change holds from the
+// account's next request on.
+func (s *Store) SetRole(ctx context.Context, id string, role Role) error {
+	if _, err := ParseRole(string(role)); err != nil {
+		return fmt.Errorf("user: set role: %w", err)
+	}
+	name := expression.Name
+	return s.update(ctx, "set role", id,
+		expression.AttributeExists(name("user_id")).And(name("status").NotEqual(expression.Value(StatusDeleting))),
+		expression.Set(name("role"), expression.Value(role)))
+}
+
+// SetDisabled switches the account id off (disabled true: from active, or
+// a row without a status) or on again (false: from disabled), with one
+// conditional UpdateItem. It returns ErrNotFound for no such row and
+// ErrState if the account is not in the state the change starts from.
+func (s *Store) SetDisabled(ctx context.Context, id string, disabled bool) error {
+	name := expression.Name
+	status := name("status")
+	from, to := expression.AttributeNotExists(status).Or(status.Equal(expression.Value(StatusActive))), StatusDisabled
+	if !disabled {
+		from, to = status.Equal(expression.Value(StatusDisabled)), StatusActive
+	}
+	return s.update(ctx, "set disabled", id, expression.AttributeExists(name("user_id")).And(from), expression.Set(status, expression.Value(to)))
+}
+
+// update runs one conditional UpdateItem on the row id; a failed
+// condition is ErrNotFound if the row is gone, ErrState otherwise.
+func (s *Store) update(ctx context.Context, what, id string, cond expression.ConditionBuilder, upd expression.UpdateBuilder) error {
+	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
+	if err != nil {
+		return fmt.Errorf("user: %s: %w", what, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 key(id),
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if dynamo.IsConditionFailed(err) {
+		var cf *types.ConditionalCheckFailedException
+		if errors.As(err, &cf) && len(cf.Item) > 0 {
+			return fmt.Errorf("user: %s: %w", what, ErrState)
+		}
+		if _, gerr := s.Get(ctx, id); gerr == nil {
+			return fmt.Errorf("user: %s: %w", what, ErrState)
+		}
+		return fmt.Errorf("user: %s: %w", what, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("user: %s: %w", what, err)
+	}
+	return nil
+}
+
+// Counts are the monitor's numbers of users.
+type Counts struct{ Total, Disabled, Deleting int }
+
+// Count counts the users in total and by status with paced Select COUNT
+// Scans (dynamo.CountPaced), for the admin monitor.
+func (s *Store) Count(ctx context.Context, pace dynamo.Pace) (Counts, error) {
+	var c Counts
+	var err error
+	if c.Total, err = dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), Limit: s.limit()}, pace); err != nil {
+		return c, fmt.Errorf("user: count: %w", err)
+	}
+	for _, st := range []struct {
+		status Status
+		n      *int
+	}{{StatusDisabled, &c.Disabled}, {StatusDeleting, &c.Deleting}} {
+		expr, err := expression.NewBuilder().WithFilter(expression.Name("status").Equal(expression.Value(st.status))).Build()
+		if err != nil {
+			return c, fmt.Errorf("user: count: %w", err)
+		}
+		*st.n, err = dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{
+			TableName:                 aws.String(s.table),
+			Limit:                     s.limit(),
+			FilterExpression:          expr.Filter(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+		}, pace)
+		if err != nil {
+			return c, fmt.Errorf("user: count: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// IDs returns the ID of every users row, by a paced Scan of the key only
+// (the orphan check: rows of other tables whose user is gone).
+func (s *Store) IDs(ctx context.Context, pace dynamo.Pace) (map[string]bool, error) {
+	ids := map[string]bool{}
+	err := dynamo.ScanPaced(ctx, s.db, &dynamodb.ScanInput{
+		TableName:            aws.String(s.table),
+		Limit:                s.limit(),
+		ProjectionExpression: aws.String("user_id"),
+	}, pace, func(out *dynamodb.ScanOutput) error {
+		for _, it := range out.Items {
+			if v, ok := it["user_id"].(*types.AttributeValueMemberS); ok {
+				ids[v.Value] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("user: ids: %w", err)
+	}
+	return ids, nil
+}
+
+func (s *Store) limit() *int32 {
+	if s.pageLimit > 0 {
+		return aws.Int32(s.pageLimit)
 	}
 	return nil
 }

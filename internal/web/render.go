@@ -25,8 +25,8 @@ type Viewer struct {
 }
 
 // Base is embedded in every page's data struct; Render fills Viewer,
-// RequestID, Path and Page. Title is the page title without the " · ndiro"
-// suffix.
+// RequestID, Path, Page and Provider. Title is the page title without the
+// " · ndiro" suffix.
 type Base struct {
 	Title     string
 	Viewer    Viewer
@@ -37,6 +37,13 @@ type Base struct {
 	// Page is the template's name, e.g. "meal/list", written on <body> as
 	// data-page for styles and tests.
 	Page string
+	// Provider is the sign-in provider's name for "Sign in with …"
+	// (NDIRO_OIDC_NAME).
+	Provider string
+	// Unlisted marks a page reached through a secret link (a share): the
+	// layout asks robots not to index or follow it, and Render neither
+	// shows nor clears a flash message, so the response sets no cookie.
+	Unlisted bool
 }
 
 func (b *Base) base() *Base { return b }
@@ -51,9 +58,10 @@ type Field struct{ Name, Label, Value, Err string }
 // base.html and partials/*.html at start, so a broken template stops
 // start-up instead of failing a request.
 type Pages struct {
-	tmpl   map[string]*template.Template
-	viewer func(*http.Request) Viewer
-	log    *slog.Logger
+	tmpl     map[string]*template.Template
+	viewer   func(*http.Request) Viewer
+	provider string
+	log      *slog.Logger
 	// internalError is the 500 page rendered at start, for when rendering
 	// itself fails.
 	internalError []byte
@@ -73,14 +81,39 @@ var baseFuncs = template.FuncMap{
 	"datetime": func(t time.Time) string {
 		return t.UTC().Format("2 Jan 2006 15:04 UTC")
 	},
+	// bytes writes a size for people: "512 B", "1.5 MB", in powers of 1024.
+	"bytes": func(n any) string {
+		var v float64
+		switch x := n.(type) {
+		case int:
+			v = float64(x)
+		case int64:
+			v = float64(x)
+		case uint64:
+			v = float64(x)
+		}
+		units := []string{"B", "KB", "MB", "GB", "TB"}
+		i := 0
+		for v >= 1024 && i < len(units)-1 {
+			v /= 1024
+			i++
+		}
+		if i == 0 {
+			return fmt.Sprintf("%.0f B", v)
+		}
+		return fmt.Sprintf("%.1f %s", v, units[i])
+	},
+	// percent writes a ratio from 0 to 1 as "87.5 %".
+	"percent": func(r float64) string { return fmt.Sprintf("%.1f %%", r*100) },
 }
 
 // NewPages parses every page under fsys (names like "invite/list" for
 // invite/list.html). viewer tells the layout who is signed in; it may be nil.
 // It returns an error naming the first template that does not parse.
 // static gives the versioned URLs of static files ({{static "app.css"}}).
-func NewPages(fsys fs.FS, static *Static, viewer func(*http.Request) Viewer, log *slog.Logger) (*Pages, error) {
-	p := &Pages{tmpl: map[string]*template.Template{}, viewer: viewer, log: log}
+// provider is the sign-in provider's name every page gets as Base.Provider.
+func NewPages(fsys fs.FS, static *Static, viewer func(*http.Request) Viewer, provider string, log *slog.Logger) (*Pages, error) {
+	p := &Pages{tmpl: map[string]*template.Template{}, viewer: viewer, provider: provider, log: log}
 	funcs := template.FuncMap{"static": static.URL}
 	for k, v := range baseFuncs {
 		funcs[k] = v
@@ -147,8 +180,9 @@ func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, name 
 	b.RequestID = middleware.GetReqID(r.Context())
 	b.Path = r.URL.Path
 	b.Page = name
+	b.Provider = p.provider
 	var flashShown bool
-	if b.Flash == "" && status < 400 {
+	if b.Flash == "" && status < 400 && !b.Unlisted {
 		b.Flash, flashShown = peekFlash(r)
 	}
 	var buf bytes.Buffer

@@ -45,7 +45,7 @@ func testPages(t *testing.T, log io.Writer) *Pages {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewPages(fsys, st, nil, slog.New(slog.NewTextHandler(log, nil)))
+	p, err := NewPages(fsys, st, nil, "Google", slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,7 @@
+// Package e2e holds the end-to-end test of the production path: the
+// release binary in AWS mode against dynalite, s3rver and oidc-provider,
+// each its own process, behind a TLS-terminating proxy, driven over HTTP as
+// a browser would. Its test files carry the build tag e2e, so `go test
+// ./...` leaves them out; `make e2e` (run.sh) starts the servers and runs
+// them.
+package e2e

@@ -1,0 +1,215 @@
+package account
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"ndiro/internal/meal"
+	"ndiro/internal/photo"
+	"ndiro/internal/user"
+)
+
+// exportFile is the shape of export.json and of meals.json in the zip.
+type exportFile struct {
+	ExportedAt time.Time    `json:"exported_at"`
+	Email      string       `json:"email"`
+	TimeZone   string       `json:"time_zone,omitempty"`
+	Meals      []exportMeal `json:"meals"`
+}
+
+// exportMeal is a meal with, if it has a photo, where to find it and its
+// pixel size.
+type exportMeal struct {
+	meal.Meal
+	Photo *exportPhoto `json:"photo,omitempty"`
+}
+
+// exportPhoto locates a meal's photo: URL on this site (it opens while
+// signed in) in export.json, File inside the zip in meals.json.
+type exportPhoto struct {
+	URL    string `json:"url,omitempty"`
+	File   string `json:"file,omitempty"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+}
+
+// Export sends every meal of the owner as JSON, numbers as JSON numbers.
+func (h *Handler) Export(w http.ResponseWriter, r *http.Request) error {
+	u := user.FromContext(r.Context())
+	meals, err := h.meals.All(r.Context(), u.ID)
+	if err != nil {
+		return err
+	}
+	f := h.exportFile(u, meals, func(m *meal.Meal) *exportPhoto {
+		return &exportPhoto{URL: h.baseURL + m.DisplayURL(), Width: m.PhotoW, Height: m.PhotoH}
+	})
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(f); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="ndiro-meals.json"`)
+	w.Header().Set("Cache-Control", "no-store")
+	_, err = buf.WriteTo(w)
+	return err
+}
+
+func (h *Handler) exportFile(u *user.User, meals []meal.Meal, locate func(*meal.Meal) *exportPhoto) exportFile {
+	out := make([]exportMeal, len(meals))
+	for i := range meals {
+		out[i].Meal = meals[i]
+		if meals[i].HasPhoto() {
+			out[i].Photo = locate(&meals[i])
+		}
+	}
+	return exportFile{ExportedAt: h.now().UTC(), Email: u.Email, TimeZone: u.TimeZone, Meals: out}
+}
+
+// ExportDeadline is how long a zip export may take to send: it outlives
+// the server's write timeout, which suits pages, not a download of every
+// photo over a slow line.
+const ExportDeadline = 30 * time.Minute
+
+// ExportZip streams every meal of the owner as a zip: meals.json (as
+// Export, with each photo's file name), meals.csv (RFC 4180, UTF-8 with a
+// byte-order mark, formulas neutralised) and photos/{date}/{meal_id}.jpg,
+// the display copies, read straight from S3 (not through the shared photo
+// cache) one at a time, so memory stays flat whatever the number of
+// photos. The archive is written to the response as it is built: there is
+// no Content-Length, and a failure after the first byte aborts the
+// response (http.ErrAbortHandler), so the download fails visibly instead
+// of ending as a valid-looking but incomplete zip.
+func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	u := user.FromContext(ctx)
+	meals, err := h.meals.All(ctx, u.ID)
+	if err != nil {
+		return err // nothing sent yet: an ordinary error page
+	}
+	if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(ExportDeadline)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/zip")
+	hd.Set("Content-Disposition", `attachment; filename="ndiro-export-`+h.now().In(u.Location()).Format(time.DateOnly)+`.zip"`)
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+
+	zw := zip.NewWriter(w)
+	abort := func(what string, err error) {
+		h.log.Error("export failed mid-stream", "user_id", u.ID, "part", what, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	f := h.exportFile(u, meals, func(m *meal.Meal) *exportPhoto {
+		return &exportPhoto{File: photoFile(m), Width: m.PhotoW, Height: m.PhotoH}
+	})
+	jw, err := zw.CreateHeader(&zip.FileHeader{Name: "meals.json", Method: zip.Deflate, Modified: f.ExportedAt})
+	if err != nil {
+		abort("meals.json", err)
+	}
+	enc := json.NewEncoder(jw)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(f); err != nil {
+		abort("meals.json", err)
+	}
+	cw, err := zw.CreateHeader(&zip.FileHeader{Name: "meals.csv", Method: zip.Deflate, Modified: f.ExportedAt})
+	if err != nil {
+		abort("meals.csv", err)
+	}
+	if err := writeCSV(cw, meals); err != nil {
+		abort("meals.csv", err)
+	}
+	for i := range meals {
+		m := &meals[i]
+		if !m.HasPhoto() {
+			continue
+		}
+		// JPEG is compressed already: stored, not deflated again.
+		pw, err := zw.CreateHeader(&zip.FileHeader{Name: photoFile(m), Method: zip.Store, Modified: m.UpdatedAt})
+		if err != nil {
+			abort("photo", err)
+		}
+		if _, err := h.photos.Stream(ctx, u.ID, photo.Key(u.ID, m.Date, m.ID, photo.SizeDisplay), pw); err != nil {
+			abort("photo", err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		abort("zip directory", err)
+	}
+	return nil
+}
+
+// photoFile is a meal photo's name in the zip: "photos/2026-09-01/
+// 123000-abcdef.jpg", safe on every file system (no ':' or '\\').
+func photoFile(m *meal.Meal) string { return "photos/" + m.Date + "/" + m.ID + ".jpg" }
+
+// csvHeader names meals.csv's columns.
+var csvHeader = []string{"id", "date", "time", "kind", "notes", "kcal", "protein_g", "carbs_g", "fat_g", "hunger", "fullness", "photo", "photo_taken", "created_at", "updated_at"}
+
+// writeCSV writes meals as RFC 4180 CSV (CRLF line ends, quoted where
+// needed) after a UTF-8 byte-order mark, which spreadsheet apps need to
+// read UTF-8. Text cells go through textCell; numbers are written as they
+// are stored.
+func writeCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal) error {
+	if _, err := w.Write([]byte("\uFEFF")); err != nil {
+		return err
+	}
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	num := func(n *meal.Number) string {
+		if n == nil {
+			return ""
+		}
+		return n.String()
+	}
+	scale := func(v *int) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.Itoa(*v)
+	}
+	for i := range meals {
+		m := &meals[i]
+		file := ""
+		if m.HasPhoto() {
+			file = photoFile(m)
+		}
+		rec := []string{
+			textCell(m.ID), textCell(m.Date), textCell(m.Time), textCell(string(m.Kind)), textCell(m.Notes),
+			num(m.Kcal), num(m.ProteinG), num(m.CarbsG), num(m.FatG), scale(m.Hunger), scale(m.Fullness),
+			textCell(file), textCell(m.PhotoTaken),
+			m.CreatedAt.UTC().Format(time.RFC3339), m.UpdatedAt.UTC().Format(time.RFC3339),
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// formulaStarts are the first characters with which a spreadsheet app
+// reads a cell as a formula (or, tab and carriage return, shifts it into
+// one), in ASCII and full width (OWASP, CSV injection).
+const formulaStarts = "=+-@\t\r＝＋－＠"
+
+// textCell neutralises a text cell that a spreadsheet would run as a
+// formula by putting an apostrophe in front; the JSON keeps the raw text.
+func textCell(s string) string {
+	if s != "" && strings.ContainsRune(formulaStarts, []rune(s)[0]) {
+		return "'" + s
+	}
+	return s
+}

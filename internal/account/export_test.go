@@ -1,0 +1,192 @@
+package account_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"image/color"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"ndiro/internal/apptest"
+	"ndiro/internal/localenv"
+	"ndiro/internal/meal"
+)
+
+// exportOwner signs in an owner with three meals: one whose notes start
+// with a formula, one with a full-width plus, one without a photo.
+func exportOwner(t *testing.T, faults *apptest.Faults) (*apptest.App, *apptest.Client, []meal.Meal) {
+	t.Helper()
+	app := apptest.New(t, apptest.Options{Faults: faults})
+	c := app.Client()
+	c.SignIn(adminEmail)
+	for i, f := range []url.Values{
+		{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}, "notes": {"=HYPERLINK(\"http://evil.example\")\nsoup"}, "kcal": {"512.5"}, "protein_g": {"21"}, "hunger": {"4"}},
+		{"date": {"2026-09-02"}, "time": {"08:00"}, "kind": {"breakfast"}, "notes": {"＋porridge, a, \"b\""}},
+		{"date": {"2026-09-03"}, "time": {"19:00"}, "kind": {"dinner"}, "notes": {"-"}},
+	} {
+		var files []apptest.File
+		if i < 2 {
+			files = append(files, apptest.File{Field: "photo", Name: "p.jpg", Body: apptest.JPEG(t, 96, 64, color.RGBA{R: uint8(90 * i), G: 80, B: 30})})
+		}
+		if resp := c.PostMultipart("/meals", f, files...); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("add meal = %d", resp.StatusCode)
+		}
+	}
+	// A negative number cannot come through the form; plant one to check
+	// numbers are never escaped as formulas.
+	ms, err := app.Meals.All(context.Background(), localenv.Subject(adminEmail))
+	if err != nil || len(ms) != 3 {
+		t.Fatalf("meals = %v, %v", ms, err)
+	}
+	_, err = app.Env.DynamoDB.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(app.Tables.Meals.Name),
+		Key:                       map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: ms[2].UserID}, "sk": &types.AttributeValueMemberS{Value: ms[2].SK}},
+		UpdateExpression:          aws.String("SET kcal = :k"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":k": &types.AttributeValueMemberN{Value: "-5"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app, c, ms
+}
+
+func TestExportZip(t *testing.T) {
+	t.Parallel()
+	app, c, ms := exportOwner(t, nil)
+	resp := c.Get("/account/export.zip")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /account/export.zip = %d", resp.StatusCode)
+	}
+	for k, want := range map[string]string{"Content-Type": "application/zip", "Cache-Control": "no-store", "Content-Length": ""} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if cd := resp.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, `attachment; filename="ndiro-export-`) {
+		t.Errorf("Content-Disposition = %q", cd)
+	}
+	zr, err := zip.NewReader(strings.NewReader(resp.Body), int64(len(resp.Body)))
+	if err != nil {
+		t.Fatalf("the export does not open as a zip: %v", err)
+	}
+	files := map[string][]byte{}
+	for _, f := range zr.File {
+		if strings.ContainsAny(f.Name, ":\\") || strings.HasPrefix(f.Name, "/") || strings.Contains(f.Name, "..") {
+			t.Errorf("entry name %q is not safe on every file system", f.Name)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f.Name], _ = io.ReadAll(rc)
+		rc.Close()
+	}
+
+	// meals.json: numbers are JSON numbers, notes raw.
+	var js struct {
+		Meals []map[string]any `json:"meals"`
+	}
+	if err := json.Unmarshal(files["meals.json"], &js); err != nil || len(js.Meals) != 3 {
+		t.Fatalf("meals.json: %v, %d meals", err, len(js.Meals))
+	}
+	if k, ok := js.Meals[0]["kcal"].(float64); !ok || k != 512.5 {
+		t.Errorf("meals.json kcal = %#v, want the number 512.5", js.Meals[0]["kcal"])
+	}
+	if n := js.Meals[0]["notes"]; n != "=HYPERLINK(\"http://evil.example\")\nsoup" {
+		t.Errorf("meals.json keeps the raw notes; got %q", n)
+	}
+	if p, _ := js.Meals[0]["photo"].(map[string]any); p["file"] != "photos/2026-09-01/"+ms[0].ID+".jpg" {
+		t.Errorf("meals.json photo = %v, want its file in the zip", p)
+	}
+
+	// meals.csv: a byte-order mark, then RFC 4180 that encoding/csv reads.
+	raw := files["meals.csv"]
+	if !bytes.HasPrefix(raw, []byte("\xEF\xBB\xBF")) {
+		t.Error("meals.csv has no UTF-8 byte-order mark")
+	}
+	if !bytes.Contains(raw, []byte("\r\n")) {
+		t.Error("meals.csv lines do not end in CRLF")
+	}
+	rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(raw, []byte("\xEF\xBB\xBF")))).ReadAll()
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("meals.csv: %v, %d rows, want a header and 3", err, len(rows))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, tc := range []struct {
+		row        int
+		field, want string
+	}{
+		{1, "notes", "'=HYPERLINK(\"http://evil.example\")\nsoup"}, // neutralised
+		{1, "kcal", "512.5"},
+		{1, "protein_g", "21"},
+		{1, "hunger", "4"},
+		{1, "photo", "photos/2026-09-01/" + ms[0].ID + ".jpg"},
+		{2, "notes", "'＋porridge, a, \"b\""}, // full-width plus
+		{3, "notes", "'-"},
+		{3, "kcal", "-5"}, // a number, not escaped
+		{3, "photo", ""},
+	} {
+		if got := rows[tc.row][col[tc.field]]; got != tc.want {
+			t.Errorf("meals.csv row %d %s = %q, want %q", tc.row, tc.field, got, tc.want)
+		}
+	}
+
+	// Each photo: the stored display copy, byte for byte; read from S3,
+	// not through the shared cache.
+	for _, m := range ms[:2] {
+		out, err := app.Env.S3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String("test-photos"), Key: aws.String(m.PhotoKeys()[0])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, _ := io.ReadAll(out.Body)
+		out.Body.Close()
+		if got := files["photos/"+m.Date+"/"+m.ID+".jpg"]; !bytes.Equal(got, stored) {
+			t.Errorf("photo of %s: %d bytes in the zip, %d stored", m.ID, len(got), len(stored))
+		}
+	}
+	if len(files) != 4 {
+		t.Errorf("zip holds %d files, want meals.json, meals.csv and 2 photos", len(files))
+	}
+	if st := app.Photos.Cache().Stats(); st.Misses != 0 || st.Items != 0 {
+		t.Errorf("the export went through the photo cache: %+v", st)
+	}
+}
+
+// TestExportZipFailsVisibly: S3 failing after the first photo makes the
+// download fail, never a zip that opens but lacks photos.
+func TestExportZipFailsVisibly(t *testing.T) {
+	t.Parallel()
+	faults := &apptest.Faults{}
+	app, c, _ := exportOwner(t, faults)
+	faults.Fail("GetObject", "test-photos", 1)
+	resp, err := c.HTTP.Get(app.URL + "/account/export.zip")
+	if err != nil {
+		return // the client saw the failure at once
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil {
+		if _, zerr := zip.NewReader(bytes.NewReader(body), int64(len(body))); zerr == nil {
+			t.Fatalf("a failed export reached the client as a valid zip of %d bytes", len(body))
+		}
+		t.Fatalf("a failed export reached the client as a complete response (%d bytes), want a broken one", len(body))
+	}
+	if !errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "unexpected EOF") {
+		t.Logf("read error: %v", err)
+	}
+}

@@ -1,0 +1,91 @@
+package account_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"ndiro/internal/apptest"
+	"ndiro/internal/localenv"
+	"ndiro/internal/user"
+)
+
+const admin = "admin@example.com"
+
+func row(t *testing.T, app *apptest.App) *user.User {
+	t.Helper()
+	u, err := app.Users.Get(context.Background(), localenv.Subject(admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestDisplayName follows the name from the provider's name claim until
+// the owner sets one on the account page; from then on sign-in keeps it.
+func TestDisplayName(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	c := app.Client()
+	c.SignInNamed(admin, "Ana Lima")
+	if u := row(t, app); u.Name != "Ana Lima" || u.NameSet {
+		t.Fatalf("after sign-up: name %q, set %v; want %q from the claim, not set", u.Name, u.NameSet, "Ana Lima")
+	}
+	if got, _ := c.Get("/account").Doc().Find("#name").Attr("value"); got != "Ana Lima" {
+		t.Errorf("account page name field = %q, want Ana Lima", got)
+	}
+
+	app.Client().SignInNamed(admin, "Ana Lima-Sousa")
+	if u := row(t, app); u.Name != "Ana Lima-Sousa" {
+		t.Fatalf("after a sign-in with a new claim: name %q, want Ana Lima-Sousa", u.Name)
+	}
+
+	resp := c.PostForm("/account/name", url.Values{"name": {"  Ana  "}})
+	if resp.StatusCode != http.StatusSeeOther || resp.Location() != "/account" {
+		t.Fatalf("POST /account/name = %d %q, want 303 /account", resp.StatusCode, resp.Location())
+	}
+	if u := row(t, app); u.Name != "Ana" || !u.NameSet {
+		t.Fatalf("after saving: name %q, set %v; want Ana, set", u.Name, u.NameSet)
+	}
+	app.Client().SignInNamed(admin, "Someone Else")
+	if u := row(t, app); u.Name != "Ana" {
+		t.Errorf("sign-in replaced the chosen name with %q, want Ana", u.Name)
+	}
+
+	// An empty name is a choice too: it stays empty.
+	if resp := c.PostForm("/account/name", url.Values{"name": {""}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("POST empty name = %d, want 303", resp.StatusCode)
+	}
+	app.Client().SignInNamed(admin, "Someone Else")
+	if u := row(t, app); u.Name != "" || !u.NameSet {
+		t.Errorf("after clearing and signing in: name %q, set %v; want empty, set", u.Name, u.NameSet)
+	}
+}
+
+func TestDisplayNameBadInput(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	c := app.Client()
+	c.SignInNamed(admin, "Ana Lima")
+	for _, tc := range []struct{ name, value string }{
+		{"too long", strings.Repeat("a", user.MaxNameLen+1)},
+		{"line break", "Ana\nLima"},
+		{"bidi override", "Ana \u202eamiL"},
+		{"not UTF-8", "An\xe1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := c.PostForm("/account/name", url.Values{"name": {tc.value}})
+			if resp.StatusCode != http.StatusUnprocessableEntity {
+				t.Fatalf("POST /account/name %q = %d, want 422", tc.value, resp.StatusCode)
+			}
+			if msg := resp.Text("#name-err"); !strings.Contains(msg, "at most 80 characters") {
+				t.Errorf("message = %q, want it to say what a name may be", msg)
+			}
+			if u := row(t, app); u.Name != "Ana Lima" || u.NameSet {
+				t.Errorf("after a refused name: name %q, set %v; want Ana Lima unchanged", u.Name, u.NameSet)
+			}
+		})
+	}
+}

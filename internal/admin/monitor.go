@@ -1,0 +1,230 @@
+package admin
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"time"
+
+	"ndiro/internal/invite"
+	"ndiro/internal/limit"
+	"ndiro/internal/meal"
+	"ndiro/internal/photo"
+	"ndiro/internal/share"
+	"ndiro/internal/user"
+)
+
+// Background reads are paced so that the monitor and the orphan check take
+// a small, stated share of what the owners' pages need: deploy/terraform
+// caps each table at max_read_request_units (500 by default), and
+// background work may spend ReadUnitsPerSecond of it, 5 %, with at most
+// ReadUnitsBurst at once (one Scan page of dynamo.PacedPageItems). S3 calls
+// (listing pages, a HeadObject per photo) are paced to S3CallsPerSecond.
+const (
+	ReadUnitsPerSecond = 25
+	ReadUnitsBurst     = 100
+	S3CallsPerSecond   = 20
+)
+
+// CountsEvery is how often at most the monitor recomputes its counts: the
+// page shows them with their age in between.
+const CountsEvery = 10 * time.Minute
+
+// Counts are what the app holds, as the monitor page shows them.
+type Counts struct {
+	Users         user.Counts
+	Meals         int
+	Photos        int   // objects under users/
+	PhotoBytes    int64 // their size
+	Pending       int   // short-lived uploads under pending/
+	SharesActive  int
+	SharesExpired int
+	Invites       invite.Counts
+	// At is when the counts were taken; Took how long the paced reads
+	// needed.
+	At   time.Time
+	Took time.Duration
+}
+
+// MonitorDeps are a Monitor's collaborators.
+type MonitorDeps struct {
+	Users   *user.Store
+	Meals   *meal.Store
+	Shares  *share.Store
+	Invites *invite.Store
+	Photos  *photo.Store
+	Cache   *photo.Cache
+	// Clock paces the background reads and dates the results.
+	Clock limit.Clock
+	// Mode is "local" or "aws", for the process panel.
+	Mode string
+	Log  *slog.Logger
+}
+
+// Monitor computes the admin monitor's counts and runs the orphan check,
+// both in the background, paced, and never twice at once.
+type Monitor struct {
+	d       MonitorDeps
+	reads   *limit.Pacer // DynamoDB read units
+	s3      *limit.Pacer // S3 calls
+	started time.Time
+
+	mu       sync.Mutex
+	counts   *Counts
+	counting bool
+	countErr string
+	orphans  orphanState
+}
+
+// NewMonitor returns a Monitor; it starts no work until asked.
+func NewMonitor(d MonitorDeps) *Monitor {
+	return &Monitor{
+		d:       d,
+		reads:   limit.NewPacer(ReadUnitsPerSecond, ReadUnitsBurst, d.Clock),
+		s3:      limit.NewPacer(S3CallsPerSecond, S3CallsPerSecond, d.Clock),
+		started: d.Clock.Now(),
+	}
+}
+
+// Counts returns the last counts (nil before the first) and whether a
+// count is running, and starts one in the background if the last is older
+// than CountsEvery and none is running.
+func (m *Monitor) Counts() (c *Counts, running bool, lastErr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.counting && (m.counts == nil || m.d.Clock.Now().Sub(m.counts.At) >= CountsEvery) {
+		m.counting = true
+		go m.count()
+	}
+	return m.counts, m.counting, m.countErr
+}
+
+// WaitCounts blocks until no count is running, or ctx ends (tests).
+func (m *Monitor) WaitCounts(ctx context.Context) error {
+	for {
+		m.mu.Lock()
+		running := m.counting
+		m.mu.Unlock()
+		if !running {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// count computes every count with paced reads and keeps the result.
+func (m *Monitor) count() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	start := m.d.Clock.Now()
+	c, err := m.compute(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.counting = false
+	if err != nil {
+		m.countErr = err.Error()
+		m.d.Log.Error("monitor counts failed", "err", err)
+		return
+	}
+	c.At, c.Took, m.countErr = m.d.Clock.Now(), m.d.Clock.Now().Sub(start), ""
+	m.counts = c
+}
+
+func (m *Monitor) compute(ctx context.Context) (*Counts, error) {
+	pace := m.reads.Wait
+	now := m.d.Clock.Now()
+	c := &Counts{}
+	var err error
+	if c.Users, err = m.d.Users.Count(ctx, pace); err != nil {
+		return nil, err
+	}
+	if c.Meals, err = m.d.Meals.Count(ctx, pace); err != nil {
+		return nil, err
+	}
+	if c.SharesActive, c.SharesExpired, err = m.d.Shares.Count(ctx, pace, now); err != nil {
+		return nil, err
+	}
+	if c.Invites, err = m.d.Invites.Count(ctx, pace, now); err != nil {
+		return nil, err
+	}
+	err = m.d.Photos.List(ctx, "users/", m.s3.Wait, func(o photo.ObjectInfo) error {
+		c.Photos++
+		c.PhotoBytes += o.Size
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = m.d.Photos.List(ctx, "pending/", m.s3.Wait, func(photo.ObjectInfo) error {
+		c.Pending++
+		return nil
+	})
+	return c, err
+}
+
+// Process is the process panel: how this one ndiro process runs.
+type Process struct {
+	Uptime     time.Duration
+	Version    string
+	Mode       string
+	Goroutines int
+	HeapBytes  uint64
+	// GCPauseMedian and GCPauseMax summarise the recent stop-the-world
+	// pauses; GCs counts collections since start.
+	GCPauseMedian, GCPauseMax time.Duration
+	GCs                       int64
+}
+
+// Process reads the process panel now.
+func (m *Monitor) Process() Process {
+	p := Process{Uptime: m.d.Clock.Now().Sub(m.started).Round(time.Second), Version: version(), Mode: m.d.Mode, Goroutines: runtime.NumGoroutine()}
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	p.HeapBytes = s[0].Value.Uint64()
+	var gc debug.GCStats
+	gc.PauseQuantiles = make([]time.Duration, 3) // min, median, max
+	debug.ReadGCStats(&gc)
+	p.GCs = gc.NumGC
+	if gc.NumGC > 0 {
+		p.GCPauseMedian, p.GCPauseMax = gc.PauseQuantiles[1], gc.PauseQuantiles[2]
+	}
+	return p
+}
+
+// version names the build: the module version, or the VCS revision it was
+// built from (with "+dirty" for uncommitted changes), or "devel".
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	return strings.TrimSpace(rev[:min(12, len(rev))] + dirty)
+}
+
+// CacheStats are the photo cache's counters.
+func (m *Monitor) CacheStats() photo.Stats { return m.d.Cache.Stats() }

@@ -1,0 +1,74 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// PacedPageItems caps the items of each page of a paced Scan, so one page
+// costs at most about that many read units and a pacer's burst can cover
+// it.
+const PacedPageItems = 100
+
+// Pace holds background reads to a rate: it is called after each page
+// with the read units the page cost, and returns once the next page may be
+// read (limit.Pacer.Wait).
+type Pace func(ctx context.Context, units int) error
+
+// ScanPaced runs a Scan to its end for background work (the admin
+// monitor, the orphan check): each page is handed to page, then paid for
+// through pace, so the reads stay under their share of the table's
+// capacity. Pages hold at most PacedPageItems items unless in sets a
+// smaller Limit. A page may hold no items and still not be the last (a filter
+// dropped them all): only a missing LastEvaluatedKey ends the scan. in is
+// not modified.
+func ScanPaced(ctx context.Context, db dynamodb.ScanAPIClient, in *dynamodb.ScanInput, pace Pace, page func(*dynamodb.ScanOutput) error) error {
+	req := *in
+	req.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	if req.Limit == nil {
+		req.Limit = aws.Int32(PacedPageItems)
+	}
+	p := dynamodb.NewScanPaginator(db, &req)
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("dynamo: scan %s: %w", aws.ToString(in.TableName), err)
+		}
+		if err := page(out); err != nil {
+			return err
+		}
+		if err := pace(ctx, PageUnits(out.ConsumedCapacity, out.ScannedCount, out.Count)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CountPaced counts the items a Scan with in's filter matches, with
+// Select COUNT summed over every page (see ScanPaced).
+func CountPaced(ctx context.Context, db dynamodb.ScanAPIClient, in *dynamodb.ScanInput, pace Pace) (int, error) {
+	req := *in
+	req.Select = types.SelectCount
+	n := 0
+	err := ScanPaced(ctx, db, &req, pace, func(out *dynamodb.ScanOutput) error {
+		n += int(out.Count)
+		return nil
+	})
+	return n, err
+}
+
+// PageUnits is what a page of a Scan or Query cost in read units: the
+// consumed capacity DynamoDB reports or, where a server reports none (the
+// emulators), one unit per item read, an upper bound for items up to 4 KB
+// read with strong consistency. At least 1.
+func PageUnits(cc *types.ConsumedCapacity, scanned, count int32) int {
+	if cc != nil && cc.CapacityUnits != nil {
+		return max(1, int(math.Ceil(*cc.CapacityUnits)))
+	}
+	return max(1, int(scanned), int(count))
+}

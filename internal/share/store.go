@@ -1,0 +1,253 @@
+package share
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"ndiro/internal/dynamo"
+	"ndiro/internal/token"
+)
+
+// Store reads and writes the shares table. The hot path, a recipient's
+// visit, is one GetItem by token; the owner's and the admin's lists are
+// paged Scans (a handful of shares per owner; CLAUDE.md says why no GSI).
+// Error strings never hold a token: they end up in logs.
+type Store struct {
+	db    *dynamodb.Client
+	table string
+	// pageLimit, if set, caps items per Scan page, so tests can check that
+	// scans follow LastEvaluatedKey.
+	pageLimit int32
+}
+
+// NewStore returns a Store on the shares table named table.
+func NewStore(db *dynamodb.Client, table string) *Store {
+	return &Store{db: db, table: table}
+}
+
+// Create writes sh as a new share under a fresh token (attribute_not_exists,
+// so a token is never reused) with no opens, and returns it. The caller has
+// checked the fields (Form.Parse).
+func (s *Store) Create(ctx context.Context, sh Share) (*Share, error) {
+	sh.Token = token.New()
+	sh.Opens, sh.FirstOpenedAt, sh.LastOpenedAt = 0, nil, nil
+	item, err := attributevalue.MarshalMap(sh)
+	if err != nil {
+		return nil, fmt.Errorf("share: create: encode: %w", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.table),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(share_token)"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("share: create: %w", err)
+	}
+	return &sh, nil
+}
+
+// Get returns the share named tok with one strongly consistent GetItem
+// (a revoke must stop the very next request), or ErrNotFound. A string
+// that cannot be a token is ErrNotFound without a read.
+func (s *Store) Get(ctx context.Context, tok string) (*Share, error) {
+	if !token.Valid(tok) {
+		return nil, fmt.Errorf("share: get: %w", ErrNotFound)
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(tok),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("share: get: %w", err)
+	}
+	if len(out.Item) == 0 {
+		return nil, fmt.Errorf("share: get: %w", ErrNotFound)
+	}
+	var sh Share
+	if err := attributevalue.UnmarshalMap(out.Item, &sh); err != nil {
+		return nil, fmt.Errorf("share: get: decode: %w", err)
+	}
+	return &sh, nil
+}
+
+// Revoke deletes the share tok if it belongs to ownerID (a conditional
+// DeleteItem), so its link stops at the next request. It returns
+// ErrNotFound if there is no such share or it is someone else's.
+func (s *Store) Revoke(ctx context.Context, tok, ownerID string) error {
+	if !token.Valid(tok) || ownerID == "" {
+		return fmt.Errorf("share: revoke: %w", ErrNotFound)
+	}
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(tok),
+		ConditionExpression:       aws.String("owner_id = :o"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":o": &types.AttributeValueMemberS{Value: ownerID}},
+	})
+	if dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("share: revoke: %w", ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("share: revoke: %w", err)
+	}
+	return nil
+}
+
+// RevokeAny deletes the share tok whoever owns it (the admin's revoke),
+// or returns ErrNotFound.
+func (s *Store) RevokeAny(ctx context.Context, tok string) error {
+	if !token.Valid(tok) {
+		return fmt.Errorf("share: revoke: %w", ErrNotFound)
+	}
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:           aws.String(s.table),
+		Key:                 key(tok),
+		ConditionExpression: aws.String("attribute_exists(share_token)"),
+	})
+	if dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("share: revoke: %w", ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("share: revoke: %w", err)
+	}
+	return nil
+}
+
+// RecordOpen counts one recipient visit of the share tok at now with ONE
+// UpdateItem: open_count goes up by one atomically (ADD), first_opened_at
+// is set if absent, last_opened_at always, on the condition that the share
+// still exists (so a revoked share is not brought back as a stub). It
+// returns ErrNotFound if it does not.
+func (s *Store) RecordOpen(ctx context.Context, tok string, now time.Time) error {
+	if !token.Valid(tok) {
+		return fmt.Errorf("share: record open: %w", ErrNotFound)
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.table),
+		Key:                 key(tok),
+		UpdateExpression:    aws.String("ADD open_count :one SET first_opened_at = if_not_exists(first_opened_at, :now), last_opened_at = :now"),
+		ConditionExpression: aws.String("attribute_exists(share_token)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":one": &types.AttributeValueMemberN{Value: "1"},
+			":now": &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)},
+		},
+	})
+	if dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("share: record open: %w", ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("share: record open: %w", err)
+	}
+	return nil
+}
+
+// ListByOwner returns ownerID's shares, newest first, by a paged Scan
+// filtered on owner_id (DESIGN.md allows scans for an owner's settings).
+func (s *Store) ListByOwner(ctx context.Context, ownerID string) ([]Share, error) {
+	all, err := s.scan(ctx, ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("share: list by owner: %w", err)
+	}
+	return all, nil
+}
+
+// List returns every share, newest first, by a paged Scan (the admin
+// list).
+func (s *Store) List(ctx context.Context) ([]Share, error) {
+	all, err := s.scan(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("share: list: %w", err)
+	}
+	return all, nil
+}
+
+// DeleteByOwner deletes every share of ownerID (a step of account
+// deletion) and returns how many it deleted. It finds them with a paged
+// Scan and deletes them with BatchWriteItem; shares already gone are no
+// error, so it can be re-run after a failure part-way.
+func (s *Store) DeleteByOwner(ctx context.Context, ownerID string) (int, error) {
+	if ownerID == "" {
+		return 0, fmt.Errorf("share: delete by owner: empty owner id")
+	}
+	all, err := s.scan(ctx, ownerID)
+	if err != nil {
+		return 0, fmt.Errorf("share: delete by owner: %w", err)
+	}
+	keys := make([]map[string]types.AttributeValue, len(all))
+	for i, sh := range all {
+		keys[i] = key(sh.Token)
+	}
+	n, err := dynamo.BatchDelete(ctx, s.db, s.table, keys)
+	if err != nil {
+		return n, fmt.Errorf("share: delete by owner: %w", err)
+	}
+	return n, nil
+}
+
+// scan reads every share, or only ownerID's if it is not "", newest first.
+func (s *Store) scan(ctx context.Context, ownerID string) ([]Share, error) {
+	in := &dynamodb.ScanInput{TableName: aws.String(s.table)}
+	if s.pageLimit > 0 {
+		in.Limit = aws.Int32(s.pageLimit)
+	}
+	if ownerID != "" {
+		in.FilterExpression = aws.String("owner_id = :o")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":o": &types.AttributeValueMemberS{Value: ownerID}}
+	}
+	all, err := dynamo.ScanAll[Share](ctx, s.db, in)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].CreatedAt.Equal(all[j].CreatedAt) {
+			return all[i].CreatedAt.After(all[j].CreatedAt)
+		}
+		return all[i].Token < all[j].Token
+	})
+	return all, nil
+}
+
+// Count counts the shares that work at now (Active: not expired) and those
+// past their expiry (Expired; TTL deletes them days late), with paced
+// Select COUNT Scans, for the admin monitor.
+func (s *Store) Count(ctx context.Context, pace dynamo.Pace, now time.Time) (active, expired int, err error) {
+	total, err := dynamo.CountPaced(ctx, s.db, s.countInput(nil), pace)
+	if err != nil {
+		return 0, 0, fmt.Errorf("share: count: %w", err)
+	}
+	exp := expression.Name("expires_at")
+	cond := expression.AttributeExists(exp).And(exp.LessThanEqual(expression.Value(now.Unix())))
+	expired, err = dynamo.CountPaced(ctx, s.db, s.countInput(&cond), pace)
+	if err != nil {
+		return 0, 0, fmt.Errorf("share: count: %w", err)
+	}
+	return total - expired, expired, nil
+}
+
+// countInput is a Scan of the table with filter, if any.
+func (s *Store) countInput(filter *expression.ConditionBuilder) *dynamodb.ScanInput {
+	in := &dynamodb.ScanInput{TableName: aws.String(s.table)}
+	if s.pageLimit > 0 {
+		in.Limit = aws.Int32(s.pageLimit)
+	}
+	if filter != nil {
+		expr, err := expression.NewBuilder().WithFilter(*filter).Build()
+		if err != nil {
+			panic(err) // built from constants and a number: cannot fail
+		}
+		in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues = expr.Filter(), expr.Names(), expr.Values()
+	}
+	return in
+}
+
+func key(tok string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"share_token": &types.AttributeValueMemberS{Value: tok}}
+}
