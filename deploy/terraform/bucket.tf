@@ -44,6 +44,17 @@ resource "aws_s3_bucket_lifecycle_configuration" "photos" {
       days_after_initiation = 1
     }
   }
+  # Uploads kept while a form is corrected (DESIGN.md, photos) live a day.
+  rule {
+    id     = "expire-pending-uploads"
+    status = "Enabled"
+    filter {
+      prefix = "pending/"
+    }
+    expiration {
+      days = 1
+    }
+  }
 }
 
 data "aws_iam_policy_document" "photos_tls_only" {

@@ -1,5 +1,5 @@
-# Exactly the actions the app calls, on exactly its tables and its users/*
-# objects. internal/dynamo/terraform_test.go checks the action lists against
+# Exactly the actions the app calls, on exactly its tables and its objects
+# (users/* photos, pending/* short-lived uploads). internal/dynamo/terraform_test.go checks the action lists against
 # the SDK operations the code uses. Attach the policy to the instance's role
 # (or the user whose keys the service gets).
 
@@ -7,6 +7,7 @@ data "aws_iam_policy_document" "app" {
   statement {
     sid = "Tables"
     actions = [
+      "dynamodb:BatchWriteItem",
       "dynamodb:DeleteItem",
       "dynamodb:DescribeTable",
       "dynamodb:GetItem",
@@ -30,10 +31,14 @@ data "aws_iam_policy_document" "app" {
       "s3:GetObject",
       "s3:PutObject",
     ]
-    resources = ["${aws_s3_bucket.photos.arn}/users/*"]
+    resources = [
+      "${aws_s3_bucket.photos.arn}/users/*",
+      "${aws_s3_bucket.photos.arn}/pending/*",
+    ]
   }
 
-  # HeadBucket (the start-up check) needs s3:ListBucket on the bucket.
+  # HeadBucket (the start-up check) and ListObjectsV2 (account deletion,
+  # the monitor) need s3:ListBucket on the bucket.
   statement {
     sid       = "PhotoBucket"
     actions   = ["s3:ListBucket"]

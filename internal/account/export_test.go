@@ -128,7 +128,7 @@ func TestExportZip(t *testing.T) {
 		col[h] = i
 	}
 	for _, tc := range []struct {
-		row        int
+		row         int
 		field, want string
 	}{
 		{1, "notes", "'=HYPERLINK(\"http://evil.example\")\nsoup"}, // neutralised

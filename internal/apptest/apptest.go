@@ -58,6 +58,9 @@ type Options struct {
 	Log io.Writer
 	// Faults, if set, can make the app's DynamoDB and S3 calls fail.
 	Faults *Faults
+	// DynamoOptions are applied to the app's DynamoDB client (tests add
+	// SDK middleware that watches calls).
+	DynamoOptions []func(*dynamodb.Options)
 }
 
 // New starts the app for t and stops it when t ends. Admin email is
@@ -83,7 +86,7 @@ func New(t testing.TB, opts ...Options) *App {
 	}
 	cfg.BaseURL = "http://" + ln.Addr().String()
 	calls := &Calls{}
-	dynamoOpts := []func(*dynamodb.Options){calls.Option()}
+	dynamoOpts := append([]func(*dynamodb.Options){calls.Option()}, o.DynamoOptions...)
 	var s3Opts []func(*s3.Options)
 	if o.Faults != nil {
 		dynamoOpts = append(dynamoOpts, o.Faults.DynamoOption())
@@ -110,6 +113,7 @@ func New(t testing.TB, opts ...Options) *App {
 			ClientSecret: le.OIDC.ClientSecret,
 			RedirectURL:  cfg.BaseURL + "/auth/callback",
 		},
+		Clock: clock,
 	}, log, clock.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +148,17 @@ func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
+}
+
+// Sleep moves the clock forward by d at once: background work paced on
+// this clock (the monitor) runs without waiting, and the test sees the
+// time it would have taken.
+func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.Advance(d)
+	return nil
 }
 
 // Advance moves the clock forward by d.

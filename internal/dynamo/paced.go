@@ -15,15 +15,15 @@ import (
 // it.
 const PacedPageItems = 100
 
-// Pace holds background reads to a rate: it is called after each page
-// with the read units the page cost, and returns once the next page may be
-// read (limit.Pacer.Wait).
+// Pace holds background reads to a rate: it is called with read units to
+// spend and returns once they may be spent (limit.Pacer.Wait).
 type Pace func(ctx context.Context, units int) error
 
 // ScanPaced runs a Scan to its end for background work (the admin
-// monitor, the orphan check): each page is handed to page, then paid for
-// through pace, so the reads stay under their share of the table's
-// capacity. Pages hold at most PacedPageItems items unless in sets a
+// monitor, the orphan check): each page is paid for through pace before it
+// is read (as many units as it may hold items, an upper bound for items up
+// to 4 KB; more after it, if DynamoDB reports it cost more), then handed to
+// page, so the reads stay under their share of the table's capacity. Pages hold at most PacedPageItems items unless in sets a
 // smaller Limit. A page may hold no items and still not be the last (a filter
 // dropped them all): only a missing LastEvaluatedKey ends the scan. in is
 // not modified.
@@ -34,15 +34,21 @@ func ScanPaced(ctx context.Context, db dynamodb.ScanAPIClient, in *dynamodb.Scan
 		req.Limit = aws.Int32(PacedPageItems)
 	}
 	p := dynamodb.NewScanPaginator(db, &req)
+	ahead := int(*req.Limit)
 	for p.HasMorePages() {
+		if err := pace(ctx, ahead); err != nil {
+			return err
+		}
 		out, err := p.NextPage(ctx)
 		if err != nil {
 			return fmt.Errorf("dynamo: scan %s: %w", aws.ToString(in.TableName), err)
 		}
-		if err := page(out); err != nil {
-			return err
+		if more := PageUnits(out.ConsumedCapacity, out.ScannedCount, out.Count) - ahead; more > 0 {
+			if err := pace(ctx, more); err != nil {
+				return err
+			}
 		}
-		if err := pace(ctx, PageUnits(out.ConsumedCapacity, out.ScannedCount, out.Count)); err != nil {
+		if err := page(out); err != nil {
 			return err
 		}
 	}

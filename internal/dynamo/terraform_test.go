@@ -212,6 +212,31 @@ func TestTerraformBucketIsPrivate(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("bucket settings (-want +terraform):\n%s", d)
 	}
+	// Short-lived uploads expire; the app may touch only its two prefixes.
+	var expires string
+	for _, r := range one("aws_s3_bucket_lifecycle_configuration").Blocks {
+		if r.Type == "rule" && setting(t, r.Body, "filter", "prefix", tfVars) == "pending/" {
+			expires = setting(t, r.Body, "expiration", "days", tfVars)
+		}
+	}
+	if expires != "1" { // 1 day
+		t.Errorf("lifecycle expiry of pending/ = %q days, want 1", expires)
+	}
+	docs := blocks(bodies, "data", "aws_iam_policy_document", "app")
+	for _, st := range docs[0].Body.Blocks {
+		if st.Type != "statement" || str(t, st.Body, "sid", nil) != "PhotoObjects" {
+			continue
+		}
+		ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"aws_s3_bucket": cty.ObjectVal(map[string]cty.Value{
+			"photos": cty.ObjectVal(map[string]cty.Value{"arn": cty.StringVal("arn:aws:s3:::b")})})}}
+		var res []string
+		for _, v := range value(t, st.Body, "resources", ctx).AsValueSlice() {
+			res = append(res, v.AsString())
+		}
+		if d := cmp.Diff([]string{"arn:aws:s3:::b/users/*", "arn:aws:s3:::b/pending/*"}, res); d != "" {
+			t.Errorf("photo object resources (-want +terraform):\n%s", d)
+		}
+	}
 }
 
 // iamActions returns the IAM actions an SDK operation needs, where they

@@ -1,0 +1,336 @@
+package admin_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/color"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/google/go-cmp/cmp"
+
+	"ndiro/internal/admin"
+	"ndiro/internal/apptest"
+	"ndiro/internal/localenv"
+	"ndiro/internal/photo"
+)
+
+const (
+	adminEmail = "admin@example.com"
+	keepEmail  = "keep@example.com"
+	ghost      = "ghost-user" // a user whose row is gone
+)
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+
+// putMeals writes meal rows straight into the table.
+func putMeals(t *testing.T, app *apptest.App, items ...map[string]types.AttributeValue) {
+	t.Helper()
+	for len(items) > 0 {
+		k := min(25, len(items))
+		var reqs []types.WriteRequest
+		for _, it := range items[:k] {
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+		}
+		if _, err := app.Env.DynamoDB.BatchWriteItem(context.Background(), &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{app.Tables.Meals.Name: reqs}}); err != nil {
+			t.Fatal(err)
+		}
+		items = items[k:]
+	}
+}
+
+// mealRow is a meals item of uid on date at id, with photo_v v ("" for
+// none), last changed long ago.
+func mealRow(uid, date, id, v string) map[string]types.AttributeValue {
+	it := map[string]types.AttributeValue{
+		"user_id": s(uid), "sk": s(date + "#" + id), "meal_id": s(id), "date": s(date),
+		"time": s(id[:2] + ":" + id[2:4] + ":" + id[4:6]), "kind": s("snack"), "version": n("1"),
+		"created_at": s("2026-01-01T00:00:00Z"), "updated_at": s("2026-01-01T00:00:00Z"),
+	}
+	if v != "" {
+		it["photo_v"] = n(v)
+	}
+	return it
+}
+
+func putObject(t *testing.T, app *apptest.App, key, version string) {
+	t.Helper()
+	_, err := app.Env.S3.PutObject(context.Background(), &s3.PutObjectInput{
+		Bucket: aws.String("test-photos"), Key: aws.String(key), Body: bytes.NewReader([]byte("jpeg")),
+		Metadata: map[string]string{"photo-v": version},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func keys(t *testing.T, app *apptest.App, prefix string) []string {
+	t.Helper()
+	out, err := app.Env.S3.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String("test-photos"), Prefix: aws.String(prefix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []string
+	for _, o := range out.Contents {
+		ks = append(ks, aws.ToString(o.Key))
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func found(t *testing.T, page *apptest.Response) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for _, k := range admin.Kinds {
+		got[string(k)] = strings.TrimSpace(page.Doc().Find("#kind-" + string(k) + " .found").Text())
+	}
+	return got
+}
+
+// TestOrphans plants each kind of orphan directly in the emulators, then
+// checks that the monitor finds each, and that each clean-up repairs its
+// kind and touches nothing else.
+func TestOrphans(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	c := app.Client()
+	c.SignIn(adminEmail)
+	inv := c.CreateInvite(url.Values{"role": {"owner"}})
+	keeper := app.Client()
+	keeper.SignInVia("/login?invite="+inv, keepEmail)
+	keep := localenv.Subject(keepEmail)
+	form := url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}}
+	if r := keeper.PostMultipart("/meals", form, apptest.File{Field: "photo", Name: "p.jpg", Body: apptest.JPEG(t, 64, 48, color.RGBA{R: 200})}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add meal = %d", r.StatusCode)
+	}
+	goodKeys := keys(t, app, photo.UserPrefix(keep))
+
+	// 1. Meals whose user is gone.
+	putMeals(t, app, mealRow(ghost, "2026-09-01", "080000-aaaaaa", ""), mealRow(ghost, "2026-09-02", "090000-bbbbbb", "5"))
+	// 2. Photos whose user is gone.
+	putObject(t, app, photo.Key(ghost, "2026-09-02", "090000-bbbbbb", photo.SizeDisplay), "5")
+	// 3. Photos of a living user that no meal names: no row at all, a row
+	// without a photo, and a key that is no photo key.
+	putMeals(t, app, mealRow(keep, "2026-09-03", "100000-cccccc", ""))
+	putObject(t, app, photo.Key(keep, "2026-09-03", "100000-cccccc", photo.SizeDisplay), "7")
+	putObject(t, app, photo.Key(keep, "2026-09-04", "110000-dddddd", photo.SizeThumb), "8")
+	putObject(t, app, photo.UserPrefix(keep)+"stray.bin", "0")
+	// 4. Meals whose photo is missing, or of another version.
+	putMeals(t, app, mealRow(keep, "2026-09-05", "120000-eeeeee", "9"), mealRow(keep, "2026-09-06", "130000-ffffff", "10"))
+	putObject(t, app, photo.Key(keep, "2026-09-06", "130000-ffffff", photo.SizeDisplay), "11")
+	putObject(t, app, photo.Key(keep, "2026-09-06", "130000-ffffff", photo.SizeThumb), "10")
+	// Never orphans: a short-lived upload.
+	putObject(t, app, photo.PendingPrefix(keep)+"tok.jpg", "0")
+
+	check := func() *apptest.Response {
+		t.Helper()
+		if r := c.PostForm("/admin/monitor/check", nil); r.StatusCode != http.StatusSeeOther {
+			t.Fatalf("check = %d", r.StatusCode)
+		}
+		if err := app.Monitor.WaitOrphans(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return c.Get("/admin/monitor")
+	}
+	// Everything planted is new: within the grace period, nothing but the
+	// rows whose user is gone and the meals counts as an orphan.
+	if d := cmp.Diff(map[string]string{"meals-without-user": "2", "photos-without-user": "0", "photos-without-meal": "0", "missing-photos": "2"}, found(t, check())); d != "" {
+		t.Errorf("findings within the grace period (-want +got):\n%s", d)
+	}
+	app.Clock.Advance(2 * admin.Grace)
+	page := check()
+	if d := cmp.Diff(map[string]string{"meals-without-user": "2", "photos-without-user": "1", "photos-without-meal": "3", "missing-photos": "2"}, found(t, page)); d != "" {
+		t.Fatalf("findings (-want +got):\n%s", d)
+	}
+	if sample := page.Text("#kind-photos-without-user code"); sample != photo.Key(ghost, "2026-09-02", "090000-bbbbbb", photo.SizeDisplay) {
+		t.Errorf("sample of photos without user = %q", sample)
+	}
+
+	for _, k := range admin.Kinds {
+		if r := c.PostForm("/admin/monitor/clean/"+string(k), nil); r.StatusCode != http.StatusSeeOther {
+			t.Fatalf("clean %s = %d", k, r.StatusCode)
+		}
+		if err := app.Monitor.WaitOrphans(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Repaired: nothing of the ghost, no stray objects, dangling photo_v
+	// cleared; kept: the real meal and its photo, the pending upload.
+	if ms, _ := app.Meals.All(t.Context(), ghost); len(ms) != 0 {
+		t.Errorf("ghost meals left: %d", len(ms))
+	}
+	want := append(append([]string{}, goodKeys...), photo.Key(keep, "2026-09-06", "130000-ffffff", photo.SizeDisplay), photo.Key(keep, "2026-09-06", "130000-ffffff", photo.SizeThumb))
+	sort.Strings(want)
+	if d := cmp.Diff(want, keys(t, app, "users/")); d != "" {
+		t.Errorf("objects after clean-up (-want +got):\n%s", d)
+	}
+	if got := keys(t, app, "pending/"); len(got) != 1 {
+		t.Errorf("pending uploads after clean-up = %v, want the one kept", got)
+	}
+	ms, err := app.Meals.All(t.Context(), keep)
+	if err != nil || len(ms) != 4 {
+		t.Fatalf("keeper's meals = %d, %v; want 4", len(ms), err)
+	}
+	for _, m := range ms {
+		hasPhoto := m.Date == "2026-09-01"
+		if m.HasPhoto() != hasPhoto {
+			t.Errorf("meal %s has photo_v %d, want a photo only on the real meal", m.SK, m.PhotoV)
+		}
+	}
+	if r := keeper.Get(ms[0].ThumbURL()); r.StatusCode != http.StatusOK {
+		t.Errorf("the real meal's photo = %d, want 200", r.StatusCode)
+	}
+	// The objects left of the version-mismatched meal are photos without a
+	// meal now; a second check finds exactly them.
+	if d := cmp.Diff(map[string]string{"meals-without-user": "0", "photos-without-user": "0", "photos-without-meal": "2", "missing-photos": "0"}, found(t, check())); d != "" {
+		t.Errorf("findings after clean-up (-want +got):\n%s", d)
+	}
+}
+
+// TestCounts checks the monitor's counts against what was planted.
+func TestCounts(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	c := app.Client()
+	c.SignIn(adminEmail)
+	c.CreateInvite(url.Values{"role": {"owner"}})
+	used := c.CreateInvite(url.Values{"role": {"owner"}})
+	revoked := c.CreateInvite(url.Values{"role": {"owner"}})
+	c.PostForm("/admin/invites/"+revoked+"/revoke", nil)
+	app.Client().SignInVia("/login?invite="+used, keepEmail)
+	var rows []map[string]types.AttributeValue
+	for i := range 250 {
+		rows = append(rows, mealRow(localenv.Subject(keepEmail), "2026-08-01", fmt.Sprintf("0800%02d-%06x", i%60, i), ""))
+	}
+	putMeals(t, app, rows...)
+	share := url.Values{"label": {"x"}, "from": {"2026-08-01"}, "to": {"2026-08-02"}, "expiry": {"7"}, "notes": {"1"}, "numbers": {"1"}}
+	c.CreateShare(share)
+	c.CreateShare(share)
+	c.CreateShare(url.Values{"label": {"x"}, "from": {"2026-08-01"}, "to": {"2026-08-02"}, "expiry": {"never"}})
+	app.Clock.Advance(8 * 24 * time.Hour) // two shares and the open invite expire
+
+	c.Get("/admin/monitor") // starts the count
+	if err := app.Monitor.WaitCounts(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	page := c.Get("/admin/monitor")
+	got := map[string]string{}
+	for _, id := range []string{"users", "meals", "photos", "shares", "invites"} {
+		got[id] = page.Text("#count-" + id)
+	}
+	want := map[string]string{"users": "2", "meals": "250", "photos": "0", "shares": "1 active", "invites": "0 open"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("counts (-want +got):\n%s", d)
+	}
+	if detail := page.Text("#count-invites + td"); detail != "1 used, 1 expired, 1 revoked" {
+		t.Errorf("invite detail = %q", detail)
+	}
+	if detail := page.Text("#count-shares + td"); !strings.HasPrefix(detail, "2 expired") {
+		t.Errorf("share detail = %q", detail)
+	}
+}
+
+// callTimes records, on the fake clock, when each DynamoDB read was made
+// and how many items it read.
+type callTimes struct {
+	mu    sync.Mutex
+	clock *apptest.Clock
+	calls []call
+}
+
+type call struct {
+	at    time.Time
+	items int
+}
+
+func (ct *callTimes) option(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("callTimes",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleInitialize(ctx, in)
+				items := 0
+				switch r := out.Result.(type) {
+				case *dynamodb.ScanOutput:
+					items = int(max(r.Count, r.ScannedCount))
+				case *dynamodb.QueryOutput:
+					items = int(max(r.Count, r.ScannedCount))
+				}
+				if op := awsmiddleware.GetOperationName(ctx); (op == "Scan" || op == "Query") && ct.clock != nil {
+					ct.mu.Lock()
+					ct.calls = append(ct.calls, call{ct.clock.Now(), max(items, 1)})
+					ct.mu.Unlock()
+				}
+				return out, md, err
+			}), middleware.After)
+	})
+}
+
+// TestPacing runs the counts and the orphan check over 1,200 meals with a
+// fake clock and checks, through SDK middleware, that the reads never go
+// faster than the stated rate: in any second, at most ReadUnitsPerSecond
+// plus one burst of items read.
+func TestPacing(t *testing.T) {
+	t.Parallel()
+	ct := &callTimes{}
+	app := apptest.New(t, apptest.Options{DynamoOptions: []func(*dynamodb.Options){ct.option}})
+	c := app.Client()
+	c.SignIn(adminEmail)
+	var rows []map[string]types.AttributeValue
+	for i := range 1200 {
+		rows = append(rows, mealRow(localenv.Subject(adminEmail), fmt.Sprintf("2026-%02d-01", 1+i%12), fmt.Sprintf("0800%02d-%06x", i%60, i), ""))
+	}
+	putMeals(t, app, rows...)
+	ct.mu.Lock()
+	ct.clock = app.Clock
+	ct.mu.Unlock()
+	start := app.Clock.Now()
+	c.Get("/admin/monitor")
+	if err := app.Monitor.WaitCounts(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.PostForm("/admin/monitor/check", nil); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("check = %d", r.StatusCode)
+	}
+	if err := app.Monitor.WaitOrphans(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ct.mu.Lock()
+	calls := append([]call{}, ct.calls...)
+	ct.mu.Unlock()
+	total := 0
+	for _, cl := range calls {
+		total += cl.items
+	}
+	if total < 2400 {
+		t.Fatalf("the background reads read %d items, want the meals table twice at least (2400)", total)
+	}
+	limit := admin.ReadUnitsPerSecond + admin.ReadUnitsBurst
+	for i, a := range calls {
+		sum := 0
+		for _, b := range calls[i:] {
+			if b.at.Sub(a.at) >= time.Second {
+				break
+			}
+			sum += b.items
+		}
+		if sum > limit {
+			t.Fatalf("%d items read in the second from %v, want at most %d", sum, a.at.Sub(start), limit)
+		}
+	}
+	if took := app.Clock.Now().Sub(start); took < time.Duration(total/admin.ReadUnitsPerSecond-admin.ReadUnitsBurst/admin.ReadUnitsPerSecond)*time.Second {
+		t.Errorf("%d items read in %v of fake time, faster than %d a second", total, took, admin.ReadUnitsPerSecond)
+	}
+}
