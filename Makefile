@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: run test check bench release e2e fmt vet
+.PHONY: run test crash check bench release e2e fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
@@ -12,6 +12,11 @@ run:
 ## test: every test, with the race detector; needs no network
 test:
 	$(GO) test -race -count=1 $(PKGS)
+
+## crash: the long crash test: several runs on one data dir, each a larger
+## burst of changes, kill -9 mid-burst, restart and check (CI runs it after test)
+crash:
+	NDIRO_TEST_CRASH_LONG=1 $(GO) test -race -count=1 -run '^TestLocalModeSurvivesKill9Long$$' -v ./cmd/ndiro
 
 ## check: formatting, vet, then the tests
 check:

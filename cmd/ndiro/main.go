@@ -26,6 +26,7 @@ import (
 	"ndiro/internal/config"
 	"ndiro/internal/dynamo"
 	"ndiro/internal/localenv"
+	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/server"
 )
@@ -97,6 +98,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			}
 		}()
 		b.DynamoDB, b.S3, b.Bucket = env.DynamoDB, env.S3, localBucket
+		// A crash between a photo's objects and its meal row leaves objects
+		// no row names: remove them (and clear any photo whose objects are
+		// gone) before serving.
+		if r, err := meal.RepairPhotos(ctx, meal.NewStore(env.DynamoDB, tables.Meals.Name), photo.NewStore(env.S3, localBucket)); err != nil {
+			log.Error("photo check failed", "err", err)
+		} else {
+			logPhotoRepair(log, r)
+		}
 		b.Provider = auth.Provider{
 			Issuer:       env.OIDC.Issuer(),
 			ClientID:     env.OIDC.ClientID,
@@ -175,6 +184,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// logPhotoRepair logs what the start-up photo check found and repaired:
+// counts, the deleted objects' keys and the cleared meals as user ID and
+// sort key (never an email).
+func logPhotoRepair(log *slog.Logger, r *meal.PhotoReport) {
+	if r.Clean() {
+		log.Info("photo check found meals and photos agreeing", "meals", r.Meals, "objects", r.Objects)
+		return
+	}
+	cleared := make([]string, len(r.Missing))
+	for i, m := range r.Missing {
+		cleared[i] = m.UserID + " " + m.SK
+	}
+	log.Warn("photo check repaired meals and photos", "meals", r.Meals, "objects", r.Objects,
+		"orphans_deleted", len(r.Orphans), "orphan_keys", r.Orphans,
+		"photos_cleared", len(r.Missing), "cleared_meals", cleared)
 }
 
 // healthcheck GETs /healthz on addr (a 0.0.0.0 or [::] listener is asked on

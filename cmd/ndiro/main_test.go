@@ -7,12 +7,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -127,40 +125,6 @@ func TestLocalModeSurvivesRestart(t *testing.T) {
 	stop()
 
 	base, _ = startRun(t, localEnv(dir))
-	check(t, base, open)
-}
-
-// TestLocalModeSurvivesKill9 kills the process without warning a couple of
-// seconds after the last write: the debounced snapshot must have it.
-func TestLocalModeSurvivesKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs ndiro as a child process")
-	}
-	t.Parallel()
-	dir := t.TempDir()
-	start := func() (*exec.Cmd, string) {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), runAsMain+"=1", "NDIRO_ADDR=127.0.0.1:0", "NDIRO_DATA_DIR="+dir, "NDIRO_MODE=local", "ADMIN_EMAILS=")
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd, waitURL(t, out)
-	}
-
-	cmd, base := start()
-	open := seed(t, base)
-	time.Sleep(2500 * time.Millisecond) // "a kill -9 loses at most the last couple of seconds"
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-
-	_, base = start()
 	check(t, base, open)
 }
 

@@ -22,7 +22,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3bolt"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/truora/minidyn/server"
@@ -33,17 +32,19 @@ import (
 
 // Options configure Start.
 type Options struct {
-	// DataDir is where tables and photos persist across restarts; "" keeps
-	// everything in memory (tests).
+	// DataDir is where tables and photos persist across restarts and
+	// crashes; "" keeps everything in memory (tests). Files:
+	// dynamodb.json (snapshot), dynamodb.journal (writes since the
+	// snapshot), s3.bolt (photos).
 	DataDir string
 	Tables  dynamo.Tables
 	// Bucket is the S3 bucket to create if missing.
 	Bucket string
-	// SnapshotDelay is how long after a DynamoDB write the tables are
-	// written to disk; later writes within it share the one snapshot. It
-	// bounds what a kill -9 can lose. Zero means one second.
-	SnapshotDelay time.Duration
-	Logger        *slog.Logger
+	// FoldEvery is how many journaled DynamoDB writes trigger folding the
+	// journal into a new snapshot, which bounds the journal's size and the
+	// time replaying it takes at start. Zero means 10,000.
+	FoldEvery int
+	Logger    *slog.Logger
 	// DynamoOptions are applied to the DynamoDB client after the local
 	// settings (tests add an SDK middleware that counts calls).
 	DynamoOptions []func(*dynamodb.Options)
@@ -54,6 +55,10 @@ type Options struct {
 	// instead of the in-process emulator (tests run against dynalite this
 	// way). Nothing is persisted then; the tables must have a fresh prefix.
 	DynamoEndpoint string
+
+	// syncFile makes a journal write durable; nil is (*os.File).Sync.
+	// Tests hold or fail it.
+	syncFile func(*os.File) error
 }
 
 // Env is a running set of local backends. Close it to persist and stop.
@@ -68,21 +73,28 @@ type Env struct {
 	// OIDC is the mock Google: Issuer(), ClientID and ClientSecret configure
 	// the app's sign-in.
 	OIDC    *mockoidc.MockOIDC
-	snap    *snapshotter
+	persist *persister
 	servers []*http.Server
 	bolt    *bolt.DB
 	log     *slog.Logger
 }
 
 // Start starts the three backends, restores persisted tables from
-// opts.DataDir, creates missing tables and the bucket, and returns clients
-// for them. On error everything started so far is stopped.
+// opts.DataDir (snapshot, then journal), creates missing tables and the
+// bucket, and returns clients for them. From then on every DynamoDB write
+// is journaled and fsynced before it is acknowledged. A damaged snapshot,
+// or a journal damaged anywhere but in a torn final record, stops it with
+// an error naming the file (and byte offset). On error everything started
+// so far is stopped.
 func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.SnapshotDelay == 0 {
-		opts.SnapshotDelay = time.Second
+	if opts.FoldEvery <= 0 {
+		opts.FoldEvery = 10_000
+	}
+	if opts.syncFile == nil {
+		opts.syncFile = (*os.File).Sync
 	}
 	e := &Env{log: opts.Logger}
 	defer func() {
@@ -91,20 +103,27 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		}
 	}()
 
-	// DynamoDB.
 	if opts.DataDir != "" {
 		if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("localenv: data dir %s (NDIRO_DATA_DIR): %w", opts.DataDir, err)
 		}
+		// s3.bolt first: its file lock keeps a second ndiro off the data
+		// dir before it reads, let alone folds, the running one's journal.
+		e.bolt, err = bolt.Open(filepath.Join(opts.DataDir, "s3.bolt"), 0o600, &bolt.Options{Timeout: time.Second})
+		if err != nil {
+			return nil, fmt.Errorf("localenv: open s3.bolt in %s (NDIRO_DATA_DIR; is another ndiro running on it?): %w", opts.DataDir, err)
+		}
 	}
+
+	// DynamoDB.
 	if opts.DynamoEndpoint != "" {
 		e.DynamoEndpoint = opts.DynamoEndpoint
 	} else {
 		emulator := server.NewServer()
 		var ddbHandler http.Handler = emulator
 		if opts.DataDir != "" {
-			e.snap = newSnapshotter(emulator, filepath.Join(opts.DataDir, "dynamodb.json"), opts.Tables, opts.SnapshotDelay, opts.Logger)
-			ddbHandler = e.snap.track(emulator)
+			e.persist = newPersister(emulator, persistOptions{dir: opts.DataDir, tables: opts.Tables, foldEvery: opts.FoldEvery, sync: opts.syncFile, log: opts.Logger})
+			ddbHandler = e.persist
 		}
 		if e.DynamoEndpoint, err = e.serve(ddbHandler); err != nil {
 			return nil, err
@@ -114,20 +133,16 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err := dynamo.CreateTables(ctx, e.DynamoDB, opts.Tables); err != nil {
 		return nil, fmt.Errorf("localenv: %w", err)
 	}
-	if e.snap != nil {
-		if err := e.snap.load(); err != nil {
+	if e.persist != nil {
+		if err := e.persist.open(); err != nil {
 			return nil, err
 		}
 	}
 
 	// S3.
 	var backend gofakes3.Backend
-	if opts.DataDir != "" {
-		e.bolt, err = bolt.Open(filepath.Join(opts.DataDir, "s3.bolt"), 0o600, &bolt.Options{Timeout: time.Second})
-		if err != nil {
-			return nil, fmt.Errorf("localenv: open s3.bolt in %s (NDIRO_DATA_DIR; is another ndiro running on it?): %w", opts.DataDir, err)
-		}
-		backend = s3bolt.New(e.bolt)
+	if e.bolt != nil {
+		backend = newStableBolt(e.bolt)
 	} else {
 		backend = s3mem.New()
 	}
@@ -166,19 +181,15 @@ func (e *Env) serve(h http.Handler) (string, error) {
 	return "http://" + ln.Addr().String(), nil
 }
 
-// Close writes a last snapshot of the tables, then stops every backend and
-// releases the S3 data file. It returns the first error met.
+// Close stops every backend, then folds the journal into a last snapshot
+// and releases the data files. It returns the first error met.
 func (e *Env) Close() error {
-	var first error
-	if e.snap != nil {
-		first = e.snap.stop()
-	}
-	if err := e.stop(); err != nil && first == nil {
-		first = err
-	}
-	return first
+	return e.stop()
 }
 
+// stop closes the servers, then the DynamoDB persistence (folding only if
+// it opened; a write still running is journaled first) and the S3 data
+// file.
 func (e *Env) stop() error {
 	var first error
 	// Close, not Shutdown: callers stop the app before its backends, so no
@@ -191,6 +202,12 @@ func (e *Env) stop() error {
 		}
 	}
 	e.servers = nil
+	if e.persist != nil {
+		if err := e.persist.close(); err != nil && first == nil {
+			first = err
+		}
+		e.persist = nil
+	}
 	if e.OIDC != nil && e.OIDC.Server != nil {
 		if err := e.OIDC.Shutdown(); err != nil && first == nil {
 			first = err

@@ -71,34 +71,6 @@ func TestDataSurvivesRestart(t *testing.T) {
 	}
 }
 
-// TestSnapshotIsDebounced checks that a write reaches disk within the
-// snapshot delay, without a Close: what a kill -9 would leave.
-func TestSnapshotIsDebounced(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	dir := t.TempDir()
-	tables := dynamo.NewTables("ndiro-")
-	env, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Tables: tables, Bucket: "photos", SnapshotDelay: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
-	if err := user.NewStore(env.DynamoDB, tables.Users.Name).Create(ctx, &user.User{ID: "sub-2", Email: "b@example.com", Role: user.RoleOwner}); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		b, _ := os.ReadFile(dir + "/dynamodb.json")
-		if bytes.Contains(b, []byte("sub-2")) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("write not in the snapshot 5 s later; file: %s", b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestDamagedSnapshotStopsStart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

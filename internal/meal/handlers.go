@@ -387,7 +387,7 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	} else if remove {
-		cur.PhotoV, cur.PhotoW, cur.PhotoH, cur.ThumbW, cur.ThumbH, cur.PhotoTaken = 0, 0, 0, 0, 0, ""
+		cur.clearPhoto()
 	}
 	err = h.store.Update(ctx, cur)
 	if errors.Is(err, ErrConflict) && proc != nil {

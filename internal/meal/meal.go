@@ -116,6 +116,11 @@ func (m *Meal) PhotoKeys() []string {
 	return []string{photo.Key(m.UserID, m.Date, m.ID, photo.SizeDisplay), photo.Key(m.UserID, m.Date, m.ID, photo.SizeThumb)}
 }
 
+// clearPhoto drops the photo from m: version, sizes and capture time.
+func (m *Meal) clearPhoto() {
+	m.PhotoV, m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH, m.PhotoTaken = 0, 0, 0, 0, 0, ""
+}
+
 // HHMM returns the meal's time as "HH:MM".
 func (m *Meal) HHMM() string {
 	if len(m.Time) >= 5 {
