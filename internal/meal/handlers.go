@@ -17,8 +17,16 @@ import (
 	"ndiro/internal/web"
 )
 
-// MaxFormBytes caps a meal form's request body: a phone photo plus fields.
-const MaxFormBytes = 25 << 20
+// Limits of the meal form, which carries a photo (routes.go gives them
+// to its web.Form).
+const (
+	// MaxFormBytes caps a meal form's request body: a phone photo plus
+	// fields. A larger body is refused with 413 before the handler runs.
+	MaxFormBytes = 25 << 20
+	// FormMemory is how many bytes of the photo are kept in memory while
+	// the form is read; the rest goes to a temporary file.
+	FormMemory = 8 << 20
+)
 
 // Handler serves the diary pages and the owner's photos.
 type Handler struct {
@@ -197,42 +205,18 @@ func (h *Handler) New(w http.ResponseWriter, r *http.Request) error {
 	return h.renderForm(w, r, http.StatusOK, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == "", Fresh: true, FixedDate: fixed})
 }
 
-// parseForm reads a (multipart or urlencoded) meal form with the body
-// capped at MaxFormBytes, and always removes multipart temp files.
-func parseForm(w http.ResponseWriter, r *http.Request) (cleanup func(), err error) {
-	cleanup = func() {
-		if r.MultipartForm != nil {
-			r.MultipartForm.RemoveAll()
-		}
-	}
-	tooLarge := &web.Error{Status: http.StatusRequestEntityTooLarge, Title: "Too large", Msg: fmt.Sprintf("The form was larger than %d MB. Choose a smaller photo.", MaxFormBytes>>20)}
-	if r.ContentLength > MaxFormBytes {
-		return cleanup, tooLarge
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
-	err = r.ParseMultipartForm(8 << 20)
-	if errors.Is(err, http.ErrNotMultipart) {
-		err = r.ParseForm()
-	}
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		return cleanup, tooLarge
-	case err != nil:
-		return cleanup, &web.Error{Status: http.StatusBadRequest, Msg: "The form could not be read. Please try again.", Err: err}
-	}
-	return cleanup, nil
-}
+// errFormNotRead is the 500 of a meal form route without its web.Form
+// middleware: a wiring mistake, never the user's.
+var errFormNotRead = errors.New("meal: form not read: the route needs web.Form (routes.go)")
 
 // Create logs a new meal, with its photo if one was chosen, and shows its
-// month. The order keeps a failure clean: both photo copies are put first,
+// month. The route's web.Form has read the form (multipart or
+// url-encoded) within MaxFormBytes. The order keeps a failure clean: both photo copies are put first,
 // tagged with their photo_v; then the meal row is written (conditional);
 // if that fails the new objects are deleted again.
 func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
-	cleanup, err := parseForm(w, r)
-	defer cleanup()
-	if err != nil {
-		return err
+	if r.Form == nil {
+		return errFormNotRead
 	}
 	ctx := r.Context()
 	u := user.FromContext(ctx)
@@ -345,10 +329,8 @@ func editAction(m *Meal) string { return "/meals/" + m.Date + "/" + m.ID }
 // meal turns out to be gone they are deleted again. A removed photo's objects
 // are deleted after the row.
 func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
-	cleanup, err := parseForm(w, r)
-	defer cleanup()
-	if err != nil {
-		return err
+	if r.Form == nil {
+		return errFormNotRead
 	}
 	ctx := r.Context()
 	cur, err := h.mealFromURL(r)

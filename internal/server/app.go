@@ -93,6 +93,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	if err != nil {
 		return nil, err
 	}
+	pages.SecureCookies(cfg.Mode != config.ModeLocal)
 
 	sessions := scs.New()
 	sessions.Lifetime = 30 * 24 * time.Hour

@@ -4,6 +4,7 @@
 package server
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -40,12 +41,19 @@ type Deps struct {
 //
 // Middleware order, outermost first: request id → access log (route
 // pattern only) → panic recovery → security headers → cross-origin
-// protection for unsafe methods (CSRF) → session load/save. Static files and
+// protection for unsafe methods (CSRF) → session load/save → guards →
+// the form limit of the route (every POST route has one: form, or upload
+// for the meal form with its photo; a body over it is a 413, too many
+// fields a 400, before the handler runs). Static files and
 // /healthz sit before sessions; photos load the session read-only: none of
 // them ever sets a cookie. Share recipients' routes (/s/…) never touch the
 // session at all: a recipient has no account, and a signed-in owner or
 // admin opening a link is treated exactly like anyone else.
 func New(d Deps) http.Handler {
+	form := d.Pages.Form(web.FormLimits{MaxBytes: web.MaxFormBytes, MaxFields: web.MaxFormFields})
+	upload := d.Pages.Form(web.FormLimits{MaxBytes: meal.MaxFormBytes, MaxFields: web.MaxFormFields, MaxMemory: meal.FormMemory,
+		TooLarge: fmt.Sprintf("The form was larger than %d MB. Choose a smaller photo.", meal.MaxFormBytes>>20)})
+
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
 	r.Use(middleware.GetHead) // HEAD is answered by the GET route, without a body
@@ -58,7 +66,7 @@ func New(d Deps) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte("ok\n"))
 	})
-	r.Handle("/static/*", d.Static)
+	r.Get("/static/*", d.Static.ServeHTTP)
 
 	// Photos: the session is read but never written back, so no response
 	// carries Set-Cookie and the browser may keep photos for a year.
@@ -92,7 +100,7 @@ func New(d Deps) http.Handler {
 		r.Get("/", d.Pages.Handle(d.Auth.Home))
 		r.Get("/login", d.Pages.Handle(d.Auth.Login))
 		r.Get("/auth/callback", d.Pages.Handle(d.Auth.Callback))
-		r.Post("/logout", d.Pages.Handle(d.Auth.Logout))
+		r.With(form).Post("/logout", d.Pages.Handle(d.Auth.Logout))
 		r.Get("/invite/{token}", d.Pages.Handle(d.Invites.Landing))
 
 		// The page after an account deletion: the session is gone by then.
@@ -105,22 +113,22 @@ func New(d Deps) http.Handler {
 			r.Use(d.Auth.HoldWrites)
 			r.Get("/meals", d.Pages.Handle(d.Meals.List))
 			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))
-			r.Post("/meals", d.Pages.Handle(d.Meals.Create))
+			r.With(upload).Post("/meals", d.Pages.Handle(d.Meals.Create))
 			r.Get("/meals/{date}/{meal_id}/edit", d.Pages.Handle(d.Meals.Edit))
-			r.Post("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Update))
-			r.Post("/meals/{date}/{meal_id}/delete", d.Pages.Handle(d.Meals.Delete))
-			r.Post("/meals/{date}/{meal_id}/move", d.Pages.Handle(d.Meals.Move))
+			r.With(upload).Post("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Update))
+			r.With(form).Post("/meals/{date}/{meal_id}/delete", d.Pages.Handle(d.Meals.Delete))
+			r.With(form).Post("/meals/{date}/{meal_id}/move", d.Pages.Handle(d.Meals.Move))
 			r.Get("/shares", d.Pages.Handle(d.Shares.List))
-			r.Post("/shares", d.Pages.Handle(d.Shares.Create))
-			r.Post("/shares/{token}/revoke", d.Pages.Handle(d.Shares.Revoke))
+			r.With(form).Post("/shares", d.Pages.Handle(d.Shares.Create))
+			r.With(form).Post("/shares/{token}/revoke", d.Pages.Handle(d.Shares.Revoke))
 			r.Get("/shares/{token}/qr.svg", d.Pages.Handle(d.Shares.QR))
 			r.Get("/account", d.Pages.Handle(d.Account.Page))
-			r.Post("/account/timezone", d.Pages.Handle(d.Account.TimeZone))
-			r.Post("/account/name", d.Pages.Handle(d.Account.Name))
+			r.With(form).Post("/account/timezone", d.Pages.Handle(d.Account.TimeZone))
+			r.With(form).Post("/account/name", d.Pages.Handle(d.Account.Name))
 			r.Get("/account/export.json", d.Pages.Handle(d.Account.Export))
 			r.Get("/account/export.zip", d.Pages.Handle(d.Account.ExportZip))
 			r.Get("/account/delete", d.Pages.Handle(d.Account.DeletePage))
-			r.Post("/account/delete", d.Pages.Handle(d.Account.Delete))
+			r.With(form).Post("/account/delete", d.Pages.Handle(d.Account.Delete))
 
 			// Admins.
 			r.Group(func(r chi.Router) {
@@ -128,19 +136,19 @@ func New(d Deps) http.Handler {
 				r.Get("/admin", func(w http.ResponseWriter, r *http.Request) { web.Redirect(w, r, "/admin/users") })
 				r.Get("/admin/users", d.Pages.Handle(d.Admin.Users))
 				r.Get("/admin/users/{user_id}/delete", d.Pages.Handle(d.Account.AdminDeletePage))
-				r.Post("/admin/users/{user_id}/delete", d.Pages.Handle(d.Account.AdminDelete))
-				r.Post("/admin/users/{user_id}/resume", d.Pages.Handle(d.Account.Resume))
-				r.Post("/admin/users/{user_id}/role", d.Pages.Handle(d.Admin.SetRole))
-				r.Post("/admin/users/{user_id}/disable", d.Pages.Handle(d.Admin.Disable))
-				r.Post("/admin/users/{user_id}/enable", d.Pages.Handle(d.Admin.Enable))
+				r.With(form).Post("/admin/users/{user_id}/delete", d.Pages.Handle(d.Account.AdminDelete))
+				r.With(form).Post("/admin/users/{user_id}/resume", d.Pages.Handle(d.Account.Resume))
+				r.With(form).Post("/admin/users/{user_id}/role", d.Pages.Handle(d.Admin.SetRole))
+				r.With(form).Post("/admin/users/{user_id}/disable", d.Pages.Handle(d.Admin.Disable))
+				r.With(form).Post("/admin/users/{user_id}/enable", d.Pages.Handle(d.Admin.Enable))
 				r.Get("/admin/monitor", d.Pages.Handle(d.Admin.Monitor))
-				r.Post("/admin/monitor/check", d.Pages.Handle(d.Admin.Check))
-				r.Post("/admin/monitor/clean/{kind}", d.Pages.Handle(d.Admin.Clean))
+				r.With(form).Post("/admin/monitor/check", d.Pages.Handle(d.Admin.Check))
+				r.With(form).Post("/admin/monitor/clean/{kind}", d.Pages.Handle(d.Admin.Clean))
 				r.Get("/admin/invites", d.Pages.Handle(d.Invites.List))
-				r.Post("/admin/invites", d.Pages.Handle(d.Invites.Create))
-				r.Post("/admin/invites/{token}/revoke", d.Pages.Handle(d.Invites.Revoke))
+				r.With(form).Post("/admin/invites", d.Pages.Handle(d.Invites.Create))
+				r.With(form).Post("/admin/invites/{token}/revoke", d.Pages.Handle(d.Invites.Revoke))
 				r.Get("/admin/shares", d.Pages.Handle(d.Shares.AdminList))
-				r.Post("/admin/shares/{token}/revoke", d.Pages.Handle(d.Shares.AdminRevoke))
+				r.With(form).Post("/admin/shares/{token}/revoke", d.Pages.Handle(d.Shares.AdminRevoke))
 			})
 		})
 	})

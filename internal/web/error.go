@@ -7,6 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
+
+	"ndiro/internal/limit"
 )
 
 // Error is a failure the user caused or must be told about: Status is the
@@ -49,4 +53,23 @@ func AsError(err error) (*Error, bool) {
 	var e *Error
 	ok := errors.As(err, &e)
 	return e, ok
+}
+
+// TooManyRequests is the 429 for a spent rate limit. It sets Retry-After
+// on w to wait in whole seconds, rounded up (limit.RetryAfter), and
+// returns the page: msg says what there was too much of, e.g. "There
+// were too many sign-in attempts from your address.", and the page adds
+// when to try again ("Try again in 3 seconds.").
+func TooManyRequests(w http.ResponseWriter, wait time.Duration, msg string) *Error {
+	secs := limit.RetryAfter(wait)
+	w.Header().Set("Retry-After", secs)
+	n, _ := strconv.Atoi(secs)
+	when := "in " + strconv.Itoa(n) + " seconds"
+	switch {
+	case n == 1:
+		when = "in a second"
+	case n > 90:
+		when = "in " + strconv.Itoa((n+59)/60) + " minutes"
+	}
+	return &Error{Status: http.StatusTooManyRequests, Title: "Too many requests", Msg: msg + " Try again " + when + "."}
 }

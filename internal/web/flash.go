@@ -11,7 +11,9 @@ const flashCookie = "ndiro_flash"
 
 // SetFlash makes msg appear once on the next page rendered for this
 // browser. It is a short-lived cookie, so it needs no session and survives
-// the 303 after a POST.
+// the 303 after a POST. The cookie is HttpOnly, SameSite=Lax and Secure
+// unless w comes from a Pages whose cookies are not (local mode, see
+// Pages.SecureCookies); a w from outside Pages.Handle gets Secure.
 func SetFlash(w http.ResponseWriter, msg string) {
 	http.SetCookie(w, &http.Cookie{
 		Name:     flashCookie,
@@ -19,8 +21,25 @@ func SetFlash(w http.ResponseWriter, msg string) {
 		Path:     "/",
 		MaxAge:   60,
 		HttpOnly: true,
+		Secure:   secureCookies(w),
 		SameSite: http.SameSiteLaxMode,
 	})
+}
+
+// secureCookies reports whether cookies written to w should be Secure:
+// what the Pages that handed out w (through Handle, perhaps wrapped
+// since) says, and true if none did.
+func secureCookies(w http.ResponseWriter) bool {
+	for {
+		switch x := w.(type) {
+		case *trackingWriter:
+			return x.secure
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return true
+		}
+	}
 }
 
 // peekFlash returns the pending flash message, if any, and whether a flash
@@ -39,6 +58,6 @@ func peekFlash(r *http.Request) (msg string, present bool) {
 }
 
 // clearFlash removes the flash cookie: its message has been shown.
-func clearFlash(w http.ResponseWriter) {
-	http.SetCookie(w, &http.Cookie{Name: flashCookie, Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+func clearFlash(w http.ResponseWriter, secure bool) {
+	http.SetCookie(w, &http.Cookie{Name: flashCookie, Path: "/", MaxAge: -1, HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
 }

@@ -86,7 +86,8 @@ func (p *Pages) Recover(next http.Handler) http.Handler {
 
 // SecurityHeaders sets headers every response carries: no sniffing, no
 // framing, a strict content security policy (scripts and styles only from
-// our own origin), and, when hsts is true (HTTPS deployments), HSTS.
+// our own origin; forms may post only to it: form-action 'self'), and,
+// when hsts is true (HTTPS deployments), HSTS.
 func SecurityHeaders(hsts bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -94,7 +95,7 @@ func SecurityHeaders(hsts bool) func(http.Handler) http.Handler {
 			h.Set("X-Content-Type-Options", "nosniff")
 			h.Set("X-Frame-Options", "DENY")
 			h.Set("Referrer-Policy", "same-origin")
-			h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' blob: data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+			h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' blob: data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 			if hsts {
 				h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
 			}

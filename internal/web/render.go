@@ -65,7 +65,14 @@ type Pages struct {
 	// internalError is the 500 page rendered at start, for when rendering
 	// itself fails.
 	internalError []byte
+	// secure marks the cookies of pages and flash messages Secure.
+	secure bool
 }
+
+// SecureCookies sets whether the cookies Pages writes (the flash message,
+// see SetFlash) carry Secure: on (the default) everywhere but local mode,
+// which serves plain http on loopback. Call it before serving.
+func (p *Pages) SecureCookies(on bool) { p.secure = on }
 
 // internalErrorMsg is what a 500 page says: nothing of the cause.
 const internalErrorMsg = "Something went wrong on our side. Please try again in a moment."
@@ -113,7 +120,7 @@ var baseFuncs = template.FuncMap{
 // static gives the versioned URLs of static files ({{static "app.css"}}).
 // provider is the sign-in provider's name every page gets as Base.Provider.
 func NewPages(fsys fs.FS, static *Static, viewer func(*http.Request) Viewer, provider string, log *slog.Logger) (*Pages, error) {
-	p := &Pages{tmpl: map[string]*template.Template{}, viewer: viewer, provider: provider, log: log}
+	p := &Pages{tmpl: map[string]*template.Template{}, viewer: viewer, provider: provider, log: log, secure: true}
 	funcs := template.FuncMap{"static": static.URL}
 	for k, v := range baseFuncs {
 		funcs[k] = v
@@ -190,7 +197,7 @@ func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, name 
 		return fmt.Errorf("web: render %s: %w", name, err)
 	}
 	if flashShown {
-		clearFlash(w)
+		clearFlash(w, p.secure)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -217,7 +224,7 @@ type errorPage struct {
 // see a failure mid-stream panics with http.ErrAbortHandler instead.
 func (p *Pages) Handle(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		tw := &trackingWriter{ResponseWriter: w}
+		tw := &trackingWriter{ResponseWriter: w, secure: p.secure}
 		err := h(tw, r)
 		if err == nil {
 			return
@@ -235,6 +242,8 @@ func (p *Pages) Handle(h func(http.ResponseWriter, *http.Request) error) http.Ha
 type trackingWriter struct {
 	http.ResponseWriter
 	started bool
+	// secure is the Pages' cookie policy, for SetFlash.
+	secure bool
 }
 
 func (w *trackingWriter) WriteHeader(code int) {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 // syncBuffer is a log sink safe to read while handlers write to it.
@@ -184,5 +185,66 @@ func TestFlashSurvivesFailedRender(t *testing.T) {
 	}
 	if !strings.Contains(rec.Body.String(), `data-page="t/page"`) {
 		t.Errorf("body %q does not name its page", rec.Body.String())
+	}
+}
+
+// TestFlashCookieFlags: the flash cookie, set and cleared, is HttpOnly,
+// SameSite=Lax, and Secure unless the Pages says otherwise (local mode).
+func TestFlashCookieFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		secure     bool
+		set, clear string
+	}{
+		{"secure", true, "ndiro_flash=TWVhbCBzYXZlZC4; Path=/; Max-Age=60; HttpOnly; Secure; SameSite=Lax", "ndiro_flash=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax"},
+		{"local mode", false, "ndiro_flash=TWVhbCBzYXZlZC4; Path=/; Max-Age=60; HttpOnly; SameSite=Lax", "ndiro_flash=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := testPages(t, io.Discard)
+			p.SecureCookies(tc.secure)
+			rec := httptest.NewRecorder()
+			p.Handle(func(w http.ResponseWriter, r *http.Request) error {
+				SetFlash(w, "Meal saved.")
+				return nil
+			})(rec, httptest.NewRequest(http.MethodPost, "/", nil))
+			if got := rec.Header().Get("Set-Cookie"); got != tc.set {
+				t.Errorf("SetFlash: Set-Cookie = %q, want %q", got, tc.set)
+			}
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			req.Header.Set("Cookie", strings.SplitN(tc.set, ";", 2)[0])
+			rec = httptest.NewRecorder()
+			p.Handle(func(w http.ResponseWriter, r *http.Request) error {
+				return p.Render(w, r, http.StatusOK, "t/page", &testPage{Text: "x"})
+			})(rec, req)
+			if got := rec.Header().Get("Set-Cookie"); got != tc.clear {
+				t.Errorf("page showing the flash: Set-Cookie = %q, want %q", got, tc.clear)
+			}
+		})
+	}
+}
+
+// TestTooManyRequests: a 429 says in Retry-After and in words when to try
+// again, rounded up to whole seconds.
+func TestTooManyRequests(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		wait        time.Duration
+		header, msg string
+	}{
+		{500 * time.Millisecond, "1", "Too many tries. Try again in a second."},
+		{2100 * time.Millisecond, "3", "Too many tries. Try again in 3 seconds."},
+		{90 * time.Second, "90", "Too many tries. Try again in 90 seconds."},
+		{150 * time.Second, "150", "Too many tries. Try again in 3 minutes."},
+	} {
+		rec := httptest.NewRecorder()
+		e := TooManyRequests(rec, tc.wait, "Too many tries.")
+		if got := rec.Header().Get("Retry-After"); got != tc.header {
+			t.Errorf("TooManyRequests(%v): Retry-After = %q, want %q", tc.wait, got, tc.header)
+		}
+		if e.Status != http.StatusTooManyRequests || e.Msg != tc.msg {
+			t.Errorf("TooManyRequests(%v) = %d %q, want 429 %q", tc.wait, e.Status, e.Msg, tc.msg)
+		}
 	}
 }
