@@ -11,10 +11,12 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/share"
+	"ndiro/internal/text"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
@@ -116,8 +118,16 @@ func (h *Handler) Name(w http.ResponseWriter, r *http.Request) error {
 	raw := r.PostForm.Get("name")
 	name, ok := user.CleanName(raw)
 	if !ok {
-		return h.render(w, r, http.StatusUnprocessableEntity, &accountPage{User: u, TZ: u.TimeZone, Name: raw,
-			NameError: fmt.Sprintf("A name may have at most %d characters and no line breaks or control characters.", user.MaxNameLen)})
+		msg := fmt.Sprintf("A name may have at most %d characters and no line breaks or control characters.", user.MaxNameLen)
+		if bad, refused := text.Refused(strings.TrimSpace(raw), false); refused && utf8.ValidString(raw) {
+			msg = fmt.Sprintf("A name may have at most %d characters and may not hold %s (nor line breaks, control or invisible formatting characters); they were taken out below.", user.MaxNameLen, text.Name(bad))
+		}
+		// Shown again cleaned and cut to the limit, never echoed whole.
+		shown := []rune(text.Without(strings.ToValidUTF8(raw, ""), false))
+		if len(shown) > user.MaxNameLen {
+			shown = shown[:user.MaxNameLen]
+		}
+		return h.render(w, r, http.StatusUnprocessableEntity, &accountPage{User: u, TZ: u.TimeZone, Name: string(shown), NameError: msg})
 	}
 	if err := h.users.SetName(r.Context(), u.ID, name); err != nil {
 		return err

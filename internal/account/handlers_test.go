@@ -69,19 +69,24 @@ func TestDisplayNameBadInput(t *testing.T) {
 	app := apptest.New(t)
 	c := app.Client()
 	c.SignInNamed(admin, "Ana Lima")
-	for _, tc := range []struct{ name, value string }{
-		{"too long", strings.Repeat("a", user.MaxNameLen+1)},
-		{"line break", "Ana\nLima"},
-		{"bidi override", "Ana \u202eamiL"},
-		{"not UTF-8", "An\xe1"},
+	const plain = "A name may have at most 80 characters and no line breaks or control characters."
+	for _, tc := range []struct{ name, value, msg, shown string }{
+		{"too long", strings.Repeat("a", 10_000), plain, strings.Repeat("a", user.MaxNameLen)},
+		{"line break", "Ana\nLima", "A name may have at most 80 characters and may not hold a line break (nor line breaks, control or invisible formatting characters); they were taken out below.", "AnaLima"},
+		{"bidi override", "Ana \u202eamiL", "A name may have at most 80 characters and may not hold the text-direction character U+202E (right-to-left override) (nor line breaks, control or invisible formatting characters); they were taken out below.", "Ana amiL"},
+		{"bidi isolate", "Ana \u2067Lima", "A name may have at most 80 characters and may not hold the text-direction character U+2067 (right-to-left isolate) (nor line breaks, control or invisible formatting characters); they were taken out below.", "Ana Lima"},
+		{"not UTF-8", "An\xe1", plain, "An"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := c.PostForm("/account/name", url.Values{"name": {tc.value}})
 			if resp.StatusCode != http.StatusUnprocessableEntity {
 				t.Fatalf("POST /account/name %q = %d, want 422", tc.value, resp.StatusCode)
 			}
-			if msg := resp.Text("#name-err"); !strings.Contains(msg, "at most 80 characters") {
-				t.Errorf("message = %q, want it to say what a name may be", msg)
+			if msg := resp.Text("#name-err"); msg != tc.msg {
+				t.Errorf("message = %q, want %q", msg, tc.msg)
+			}
+			if got := resp.Doc().Find("#name").AttrOr("value", ""); got != tc.shown {
+				t.Errorf("name shown = %q, want %q", got, tc.shown)
 			}
 			if u := row(t, app); u.Name != "Ana Lima" || u.NameSet {
 				t.Errorf("after a refused name: name %q, set %v; want Ana Lima unchanged", u.Name, u.NameSet)

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
+
+	"ndiro/internal/text"
 )
 
 // Form is the add/edit meal form as typed, with one message per bad field.
@@ -60,7 +62,9 @@ func FormOf(m *Meal) Form {
 }
 
 // Validate checks every field and returns the meal it describes (without
-// user, key or timestamps). With keyFixed (editing), date and time are not
+// user, key or timestamps). Notes are refused as checkNotes says; the
+// form then shows them cleaned and cut to MaxNotes, so a refused page
+// never echoes more than that. With keyFixed (editing), date and time are not
 // read: they are part of the key and cannot change. ok is false if any field
 // is bad; f.Errors then has one message per bad field.
 func (f *Form) Validate(keyFixed bool) (m Meal, ok bool) {
@@ -82,13 +86,8 @@ func (f *Form) Validate(keyFixed bool) (m Meal, ok bool) {
 	}
 
 	notes := strings.ReplaceAll(f.Notes, "\r\n", "\n")
-	switch {
-	case !utf8.ValidString(notes):
-		f.Errors["notes"] = "Notes contain bytes that are not text; please retype them."
-	case strings.ContainsRune(notes, 0):
-		f.Errors["notes"] = "Notes contain a NUL character; please retype them."
-	case utf8.RuneCountInString(notes) > MaxNotes:
-		f.Errors["notes"] = fmt.Sprintf("Notes may be at most %d characters; these are %d.", MaxNotes, utf8.RuneCountInString(notes))
+	if msg, shown := checkNotes(notes); msg != "" {
+		f.Errors["notes"], f.Notes = msg, shown
 	}
 	m.Notes = strings.TrimSpace(notes)
 
@@ -130,4 +129,32 @@ func Defaults(now time.Time) Form {
 	t := TimeOfDayOf(now)
 	d := DateOf(now).String()
 	return Form{Date: d, Time: t.HHMM(), Kind: string(KindAt(t)), DefaultDate: d, DefaultTime: t.HHMM()}
+}
+
+// checkNotes checks notes (newlines already "\n") against DESIGN.md's
+// meal attributes: at most MaxNotes characters of UTF-8 text, and none of
+// the characters text.Refused refuses in multi-line text (control
+// characters other than newline and tab; the bidirectional override and
+// isolate characters U+202A–U+202E and U+2066–U+2069). These are refused,
+// not removed silently: the message names the first one, and shown is the
+// notes without any of them (and without bytes that are not UTF-8), cut
+// to MaxNotes characters, for the form to show. Good notes give "", "".
+func checkNotes(notes string) (msg, shown string) {
+	shown = text.Without(strings.ToValidUTF8(notes, ""), true)
+	if n := utf8.RuneCountInString(shown); n > MaxNotes {
+		shown = string([]rune(shown)[:MaxNotes])
+	}
+	n := utf8.RuneCountInString(notes)
+	r, bad := text.Refused(notes, true)
+	switch {
+	case !utf8.ValidString(notes):
+		msg = "Notes contained bytes that are not text; they were taken out below. Check the notes and save again."
+	case bad:
+		msg = fmt.Sprintf("Notes may not contain %s: only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", text.Name(r))
+	case n > MaxNotes:
+		msg = fmt.Sprintf("Notes may be at most %d characters; these are %d. Below are the first %d; shorten them and save again.", MaxNotes, n, MaxNotes)
+	default:
+		return "", ""
+	}
+	return msg, shown
 }

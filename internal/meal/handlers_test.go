@@ -192,6 +192,69 @@ func TestAddMealBadInput(t *testing.T) {
 	}
 }
 
+// TestNotesRefused: notes with characters free text may not hold, or
+// longer than the limit, are refused with a message naming the problem;
+// the form shows them cleaned and cut to the limit, so a 10 MB note does
+// not come back as a 10 MB page; nothing is written, on add or edit.
+func TestNotesRefused(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	if resp := c.PostForm("/meals", mealForm("notes", "first")); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add meal = %d", resp.StatusCode)
+	}
+	m := allMeals(t, app, admin)[0]
+	editPath := "/meals/" + m.Date + "/" + m.ID
+	long := strings.Repeat("é", meal.MaxNotes)
+	for _, tc := range []struct {
+		name, notes, msg, shown string
+	}{
+		{"10 MB of notes", strings.Repeat("a", 10<<20),
+			"Notes may be at most 2000 characters; these are 10485760. Below are the first 2000; shorten them and save again.", strings.Repeat("a", meal.MaxNotes)},
+		{"one character over", long + "x",
+			"Notes may be at most 2000 characters; these are 2001. Below are the first 2000; shorten them and save again.", long},
+		{"right-to-left override", "soup \u202Etxt.exe",
+			"Notes may not contain the text-direction character U+202E (right-to-left override): only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", "soup txt.exe"},
+		{"left-to-right isolate", "a\u2066b\u2069c",
+			"Notes may not contain the text-direction character U+2066 (left-to-right isolate): only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", "abc"},
+		{"bell", "ding\a dong",
+			"Notes may not contain the control character U+0007: only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", "ding dong"},
+		{"escape sequence", "\x1b[31mred",
+			"Notes may not contain the control character U+001B: only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", "[31mred"},
+		{"NUL", "a\x00b",
+			"Notes may not contain the control character U+0000: only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", "ab"},
+		{"not UTF-8", "caf\xe9 au lait",
+			"Notes contained bytes that are not text; they were taken out below. Check the notes and save again.", "caf au lait"},
+	} {
+		for _, path := range []string{"/meals", editPath} {
+			t.Run(tc.name+" "+path, func(t *testing.T) {
+				form := mealForm("notes", tc.notes)
+				form.Set("version", fmt.Sprint(m.Version))
+				resp := c.PostForm(path, form)
+				if resp.StatusCode != http.StatusUnprocessableEntity {
+					t.Fatalf("status = %d, want 422", resp.StatusCode)
+				}
+				doc := resp.Doc()
+				if got := strings.TrimSpace(doc.Find("#notes-err").Text()); got != tc.msg {
+					t.Errorf("message = %q, want %q", got, tc.msg)
+				}
+				if got := doc.Find("#notes").Text(); got != tc.shown {
+					t.Errorf("notes shown = %.60q (%d bytes), want %.60q (%d bytes)", got, len(got), tc.shown, len(tc.shown))
+				}
+				if len(resp.Body) > 64<<10 {
+					t.Errorf("page = %d bytes, want under 64 KB", len(resp.Body))
+				}
+			})
+		}
+	}
+	if ms := allMeals(t, app, admin); len(ms) != 1 || ms[0].Notes != "first" || ms[0].Version != m.Version {
+		t.Errorf("meals after refused notes = %+v, want only the first, unchanged", ms)
+	}
+	// Newlines and tabs are notes; the cleaned notes save.
+	if resp := c.PostForm("/meals", mealForm("notes", "soup\r\n\tbread")); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("notes with a line break and a tab = %d, want 303", resp.StatusCode)
+	}
+}
+
 func TestEditMeal(t *testing.T) {
 	t.Parallel()
 	app, c := signedIn(t)

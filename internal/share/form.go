@@ -5,10 +5,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"ndiro/internal/meal"
+	"ndiro/internal/text"
 )
 
 // Form is the owner's create-share form, as typed. Notes and Numbers are
@@ -40,18 +40,30 @@ func DefaultForm(now time.Time) Form {
 }
 
 // Parse checks the form and returns the share it describes for ownerID,
-// created at now. Messages are per field in f.Errors; ok is false if
+// created at now. A label must be one line of at most MaxLabel
+// characters without the characters text.Refused refuses in one-line
+// text (control and format characters, the bidirectional overrides
+// among them); a refused label is shown again cleaned and cut to
+// MaxLabel. Messages are per field in f.Errors; ok is false if
 // there is any, and then nothing may be written.
 func (f *Form) Parse(ownerID string, now time.Time) (sh Share, ok bool) {
 	f.Errors = map[string]string{}
 	label := strings.TrimSpace(f.Label)
+	bad, refused := text.Refused(label, false)
 	switch {
 	case label == "":
 		f.Errors["label"] = "Give the link a label, such as who it is for."
 	case !utf8.ValidString(label) || utf8.RuneCountInString(label) > MaxLabel:
 		f.Errors["label"] = fmt.Sprintf("A label may have at most %d characters.", MaxLabel)
-	case strings.IndexFunc(label, func(r rune) bool { return unicode.IsControl(r) || unicode.In(r, unicode.Cf) }) >= 0:
-		f.Errors["label"] = "A label may not hold line breaks or control characters."
+	case refused:
+		f.Errors["label"] = fmt.Sprintf("A label may not hold %s (nor line breaks, control or invisible formatting characters); they were taken out below.", text.Name(bad))
+	}
+	if f.Errors["label"] != "" {
+		// Shown again cleaned and cut to the limit, never echoed whole.
+		f.Label = text.Without(strings.ToValidUTF8(f.Label, ""), false)
+		if r := []rune(f.Label); len(r) > MaxLabel {
+			f.Label = string(r[:MaxLabel])
+		}
 	}
 	from, errFrom := meal.ParseDate(strings.TrimSpace(f.From))
 	if errFrom != nil {

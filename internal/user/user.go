@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"ndiro/internal/dynamo"
+	"ndiro/internal/text"
 )
 
 // Role decides which pages a user may open.
@@ -360,17 +360,17 @@ func (s *Store) SetProviderName(ctx context.Context, id, name string) error {
 const MaxNameLen = 80
 
 // CleanName trims s and returns it if it can be a display name: valid
-// UTF-8, at most MaxNameLen characters, no control or format characters
-// (no line breaks, no bidi overrides). ok is false otherwise.
+// UTF-8, at most MaxNameLen characters, none of the characters
+// text.Refused refuses in one-line text (no line breaks, control or
+// format characters, so no bidi overrides or isolates). ok is false
+// otherwise.
 func CleanName(s string) (name string, ok bool) {
 	s = strings.TrimSpace(s)
 	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxNameLen {
 		return "", false
 	}
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.In(r, unicode.Cf) {
-			return "", false
-		}
+	if _, bad := text.Refused(s, false); bad {
+		return "", false
 	}
 	return s, true
 }
