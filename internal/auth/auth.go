@@ -20,20 +20,27 @@ import (
 	"golang.org/x/oauth2"
 
 	"ndiro/internal/invite"
+	"ndiro/internal/limit"
 	"ndiro/internal/token"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
 
-// Session keys. The signed-in session holds only the user ID; the others
-// live from /login to /auth/callback.
+// keyUserID is the session's one key: the signed-in session holds only
+// the user ID. What a sign-in needs until its callback lives in an
+// attempt cookie (attempt.go), not in the session.
+const keyUserID = "user_id"
+
+// Sign-in starts (GET /login) are rate-limited per client address:
+// SignInBurst at once, then one every SignInEvery (20 a minute). A
+// household behind one address signing in on a few devices, and a
+// person retrying, never notice; a script starting sign-ins in a loop is
+// slowed to that.
 const (
-	keyUserID   = "user_id"
-	keyState    = "oidc_state"
-	keyNonce    = "oidc_nonce"
-	keyVerifier = "oidc_verifier"
-	keyNext     = "oidc_next"
-	keyInvite   = "oidc_invite"
+	SignInBurst = 20
+	SignInEvery = 3 * time.Second
+	// limitKeys bounds the limiter's memory: addresses tracked at once.
+	limitKeys = 10_000
 )
 
 // Provider configures the OIDC identity provider: Google or another
@@ -71,6 +78,7 @@ type Handler struct {
 	httpClient    *http.Client
 
 	sessions *scs.SessionManager
+	attempts *attempts
 	gate     *user.Gate
 	users    *user.Store
 	invites  *invite.Store
@@ -78,6 +86,10 @@ type Handler struct {
 	isAdmin  func(email string) bool
 	now      func() time.Time
 	log      *slog.Logger
+
+	proxyHeader  string
+	signIns      *limit.Limiter // sign-in starts, per client address
+	inviteMisses *limit.Limiter // unknown invite tokens, per client address
 }
 
 // Deps are the Handler's collaborators.
@@ -95,8 +107,19 @@ type Deps struct {
 	// Gate orders each account's writes against its deletion
 	// (HoldWrites).
 	Gate *user.Gate
-	Now  func() time.Time
-	Log  *slog.Logger
+	// Now is the clock of every rule: invite expiry, the sign-in
+	// attempt's lifetime, rate limits.
+	Now func() time.Time
+	Log *slog.Logger
+	// SecureCookies marks the sign-in attempt cookies Secure (every mode
+	// but local).
+	SecureCookies bool
+	// TrustedProxyHeader names the header carrying the client address
+	// (config.Config.TrustedProxyHeader); "" means the direct peer.
+	TrustedProxyHeader string
+	// InviteMisses limits unknown invite tokens per client address
+	// (invite.NewMissLimiter), shared with the invite landing page.
+	InviteMisses *limit.Limiter
 }
 
 // NewHandler fetches the provider's discovery document and returns the
@@ -116,6 +139,10 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 	}
 	if err := provider.Claims(&disc); err != nil {
 		return nil, fmt.Errorf("auth: discovery document of %s: %w", p.Issuer, err)
+	}
+	att, err := newAttempts(d.SecureCookies, d.Now)
+	if err != nil {
+		return nil, err
 	}
 	return &Handler{
 		oauth: oauth2.Config{
@@ -142,19 +169,45 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 		isAdmin:       d.IsAdminEmail,
 		now:           d.Now,
 		log:           d.Log,
+		attempts:      att,
+		proxyHeader:   d.TrustedProxyHeader,
+		signIns:       limit.New(limit.Rule{Every: SignInEvery, Burst: SignInBurst, MaxKeys: limitKeys}, d.Now),
+		inviteMisses:  d.InviteMisses,
 	}, nil
 }
 
-// Login starts the authorization-code flow: it keeps a fresh state, nonce
-// and PKCE verifier in the session and redirects to the provider. ?next= is
-// where to go afterwards (local paths only); ?invite= is an invite to claim.
+// Login starts the authorization-code flow: it makes a fresh state, nonce
+// and PKCE verifier, keeps them in an attempt cookie of their own (never
+// in a session: GET /login stores nothing on the server) and redirects to
+// the provider. ?next= is where to go afterwards (local paths only);
+// ?invite= is an invite to claim. Starts are limited per client address
+// (SignInBurst), unknown invites too (invite.MissBurst): 429 with
+// Retry-After.
 func (h *Handler) Login(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	next := web.LocalPath(r.URL.Query().Get("next"))
 	inv := r.URL.Query().Get("invite")
+	signedIn := h.sessions.GetString(ctx, keyUserID)
+	if inv == "" && signedIn != "" {
+		if next == "" {
+			next = "/meals"
+		}
+		web.Redirect(w, r, next)
+		return nil
+	}
+	ip := limit.ClientIP(r, h.proxyHeader)
+	if ok, wait := h.signIns.Allow(ip); !ok {
+		return web.TooManyRequests(w, wait, "There were too many sign-ins from your address.")
+	}
 	if inv != "" {
+		if blocked, wait := h.inviteMisses.Blocked(ip); blocked {
+			return invite.MissesRefused(w, wait)
+		}
 		// Say at once if the invite cannot be used, not after the provider.
 		got, err := h.invites.Get(ctx, inv)
+		if errors.Is(err, invite.ErrNotFound) {
+			h.inviteMisses.Allow(ip)
+		}
 		if err != nil {
 			return invite.RefusalError(err)
 		}
@@ -164,30 +217,38 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) error {
 		case invite.StateExpired:
 			return invite.RefusalError(invite.ErrExpired)
 		case invite.StateClaimed:
-			if got.ClaimedBy != h.sessions.GetString(ctx, keyUserID) {
+			// Someone signed in who is not the claimer cannot use it. With
+			// nobody signed in it may be the claimer, whose sign-up failed
+			// after the claim: the claim at the callback decides.
+			if signedIn != "" && got.ClaimedBy != signedIn {
 				return invite.RefusalError(invite.ErrClaimed)
 			}
 		}
 	}
-	if inv == "" && h.sessions.GetString(ctx, keyUserID) != "" {
-		if next == "" {
-			next = "/meals"
-		}
-		web.Redirect(w, r, next)
-		return nil
-	}
-	state, nonce, verifier := token.New(), token.New(), oauth2.GenerateVerifier()
-	h.sessions.Put(ctx, keyState, state)
-	h.sessions.Put(ctx, keyNonce, nonce)
-	h.sessions.Put(ctx, keyVerifier, verifier)
-	h.sessions.Put(ctx, keyNext, next)
-	h.sessions.Put(ctx, keyInvite, inv)
-	opts := []oauth2.AuthCodeOption{oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)}
+	a := attempt{State: token.New(), Nonce: token.New(), Verifier: oauth2.GenerateVerifier(), Next: next, Invite: inv}
+	h.attempts.start(w, r, a)
+	opts := []oauth2.AuthCodeOption{oidc.Nonce(a.Nonce), oauth2.S256ChallengeOption(a.Verifier)}
 	if h.selectAccount {
 		opts = append(opts, oauth2.SetAuthURLParam("prompt", "select_account"))
 	}
-	http.Redirect(w, r, h.oauth.AuthCodeURL(state, opts...), http.StatusFound)
+	http.Redirect(w, r, h.oauth.AuthCodeURL(a.State, opts...), http.StatusFound)
 	return nil
+}
+
+// restartLink is the /login that starts a again: same return path and
+// invite.
+func restartLink(a attempt) string {
+	q := url.Values{}
+	if a.Next != "" {
+		q.Set("next", a.Next)
+	}
+	if a.Invite != "" {
+		q.Set("invite", a.Invite)
+	}
+	if len(q) == 0 {
+		return "/login"
+	}
+	return "/login?" + q.Encode()
 }
 
 // googleIssuer is Google's OIDC issuer.
@@ -221,7 +282,9 @@ type claims struct {
 
 var errRestart = "Start again from the sign-in button. If this keeps happening, make sure cookies are allowed for this site."
 
-// Callback finishes the flow: it checks state and the iss parameter,
+// Callback finishes the flow: it takes the attempt cookie named by the
+// state (deleting it: one use), refuses an attempt older than
+// AttemptLifetime with a page that starts again, checks the iss parameter,
 // exchanges the code with the PKCE verifier, verifies the ID token and its
 // nonce, requires a verified email (from the ID token, else from the
 // userinfo endpoint), then signs in the users row keyed by the token's
@@ -229,13 +292,19 @@ var errRestart = "Start again from the sign-in button. If this keeps happening, 
 func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	q := r.URL.Query()
-	// One use: whatever happens next, this flow's secrets are spent.
-	state := h.sessions.PopString(ctx, keyState)
-	nonce := h.sessions.PopString(ctx, keyNonce)
-	verifier := h.sessions.PopString(ctx, keyVerifier)
-	next := h.sessions.PopString(ctx, keyNext)
-	inviteTok := h.sessions.PopString(ctx, keyInvite)
+	// One use: whatever happens next, this attempt's secrets are spent.
+	a, aerr := h.attempts.take(w, r, q.Get("state"))
+	nonce, verifier, next, inviteTok := a.Nonce, a.Verifier, a.Next, a.Invite
 
+	switch {
+	case errors.Is(aerr, errAttemptExpired):
+		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in took too long",
+			Msg:  fmt.Sprintf("A sign-in must be finished within %d minutes of starting it, and this one was not. Start again to sign in.", int(AttemptLifetime/time.Minute)),
+			Link: restartLink(a), LinkText: "Start again"}
+	case aerr != nil:
+		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in expired", Msg: "This sign-in attempt does not match this browser, or it was already used. " + errRestart,
+			Link: "/login", LinkText: "Start again"}
+	}
 	if e := q.Get("error"); e != "" {
 		if e == "access_denied" {
 			return &web.Error{Status: http.StatusUnauthorized, Title: "Sign-in cancelled", Msg: "Sign-in was cancelled at " + h.name + ". " + errRestart, Err: fmt.Errorf("provider error %.40q", e)}
@@ -246,9 +315,6 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 		return &web.Error{Status: http.StatusBadGateway, Title: "Sign-in failed",
 			Msg: h.name + " could not sign you in. Try again in a moment; if it keeps happening, tell whoever runs this site.",
 			Err: fmt.Errorf("provider error %.40q: %.200q", e, q.Get("error_description"))}
-	}
-	if state == "" || subtle.ConstantTimeCompare([]byte(state), []byte(q.Get("state"))) != 1 {
-		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in expired", Msg: "This sign-in attempt does not match this browser, or it was already used. " + errRestart}
 	}
 	// RFC 9207: the answer must name the provider the request went to (a
 	// mix-up attack swaps in another provider's code).
@@ -352,9 +418,20 @@ func (h *Handler) followProviderName(ctx context.Context, u *user.User, name str
 // signUp creates the users row for a first sign-in: from the invite being
 // claimed, or as an admin for ADMIN_EMAILS; anyone else gets the "you need
 // an invite" page. A claim re-run by the same person is a no-op, so a
-// sign-up that failed half-way can simply be retried.
+// sign-up that failed half-way (the claim written, the users row not) is
+// finished by the next sign-in, through the invite link or without it:
+// a sign-in without an invite looks for one claimed by sub.
 func (h *Handler) signUp(ctx context.Context, sub, email, name, inviteTok string) (*user.User, error) {
 	u := &user.User{ID: sub, Email: email, Name: name, Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: h.now().UTC()}
+	if inviteTok == "" && !h.isAdmin(email) {
+		inv, err := h.invites.FindClaimed(ctx, sub)
+		switch {
+		case err == nil:
+			inviteTok = inv.Token
+		case !errors.Is(err, invite.ErrNotFound):
+			return nil, err
+		}
+	}
 	switch {
 	case inviteTok != "":
 		inv, err := h.invites.Claim(ctx, inviteTok, sub, email, h.now())

@@ -10,24 +10,71 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"ndiro/internal/email"
+	"ndiro/internal/limit"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
 
-// Handler serves the invite landing page and the admin invite pages.
-type Handler struct {
-	store    *Store
-	pages    *web.Pages
-	baseURL  string
-	now      func() time.Time
-	signedIn func(*http.Request) string
+// Unknown invite tokens are rate-limited per client address (DESIGN.md,
+// share links and invites), at the landing page and at /login?invite=,
+// which share one Limiter (NewMissLimiter): 20 misses at once, then one
+// every 6 s. Nobody mistyping a link is stopped; guessing 256-bit tokens
+// is slowed to 10 a minute, and once the allowance is spent every invite
+// lookup from that address is refused until it refills, so a guess that
+// hits cannot be told from one that misses.
+const (
+	MissBurst = 20
+	MissEvery = 6 * time.Second
+	// missKeys bounds the limiter's memory: addresses tracked at once.
+	missKeys = 10_000
+)
+
+// NewMissLimiter returns the per-address limiter of unknown invite
+// tokens (MissBurst, MissEvery) on the clock now. The landing page and
+// sign-in share one.
+func NewMissLimiter(now func() time.Time) *limit.Limiter {
+	return limit.New(limit.Rule{Every: MissEvery, Burst: MissBurst, MaxKeys: missKeys}, now)
 }
 
-// NewHandler returns the invite pages. baseURL is the public origin used in
-// invite links, e.g. "https://ndiro.example.org". signedIn returns the
-// session's user ID, "" if none (the landing page is public).
-func NewHandler(store *Store, pages *web.Pages, baseURL string, now func() time.Time, signedIn func(*http.Request) string) *Handler {
-	return &Handler{store: store, pages: pages, baseURL: baseURL, now: now, signedIn: signedIn}
+// MissesRefused is the 429 for an address out of misses, with
+// Retry-After.
+func MissesRefused(w http.ResponseWriter, wait time.Duration) error {
+	return web.TooManyRequests(w, wait, "There were too many invite links from your address that do not exist.")
+}
+
+// Handler serves the invite landing page and the admin invite pages.
+type Handler struct {
+	store       *Store
+	pages       *web.Pages
+	baseURL     string
+	now         func() time.Time
+	signedIn    func(*http.Request) string
+	misses      *limit.Limiter
+	proxyHeader string
+}
+
+// Deps are the Handler's collaborators.
+type Deps struct {
+	Store *Store
+	Pages *web.Pages
+	// BaseURL is the public origin used in invite links, e.g.
+	// "https://ndiro.example.org".
+	BaseURL string
+	Now     func() time.Time
+	// SignedIn returns the session's user ID, "" if none (the landing
+	// page is public).
+	SignedIn func(*http.Request) string
+	// Misses limits unknown tokens per client address (NewMissLimiter),
+	// shared with sign-in's /login?invite=.
+	Misses *limit.Limiter
+	// TrustedProxyHeader names the header carrying the client address
+	// (config.Config.TrustedProxyHeader); "" means the direct peer.
+	TrustedProxyHeader string
+}
+
+// NewHandler returns the invite pages.
+func NewHandler(d Deps) *Handler {
+	return &Handler{store: d.Store, pages: d.Pages, baseURL: d.BaseURL, now: d.Now, signedIn: d.SignedIn, misses: d.Misses, proxyHeader: d.TrustedProxyHeader}
 }
 
 // Limits of the create form.
@@ -153,11 +200,22 @@ type landingPage struct {
 }
 
 // Landing is /invite/{token}: it says whether the invite can be used and,
-// if so, offers sign-in, after which the invite is claimed.
+// if so, offers sign-in, after which the invite is claimed. A used
+// invite offers sign-in too, for the person who used it (whose sign-up
+// may have failed after the claim: signing in through it again finishes
+// it); anyone else is refused after signing in. Unknown tokens count
+// against the address's misses (MissBurst).
 func (h *Handler) Landing(w http.ResponseWriter, r *http.Request) error {
 	tok := chi.URLParam(r, "token")
+	// The token is in the URL: no page of it may pass it on.
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	ip := limit.ClientIP(r, h.proxyHeader)
+	if blocked, wait := h.misses.Blocked(ip); blocked {
+		return MissesRefused(w, wait)
+	}
 	inv, err := h.store.Get(r.Context(), tok)
 	if errors.Is(err, ErrNotFound) {
+		h.misses.Allow(ip)
 		return RefusalError(ErrNotFound)
 	}
 	if err != nil {
@@ -170,13 +228,15 @@ func (h *Handler) Landing(w http.ResponseWriter, r *http.Request) error {
 			web.Redirect(w, r, "/meals")
 			return nil
 		}
-		return RefusalError(ErrClaimed)
+		e := RefusalError(ErrClaimed).(*web.Error)
+		e.Msg += " If you used it yourself, sign in to reach your diary."
+		e.Link, e.LinkText = "/login?invite="+tok, "Sign in with "+h.pages.Provider()
+		return e
 	case StateRevoked:
 		return RefusalError(ErrRevoked)
 	case StateExpired:
 		return RefusalError(ErrExpired)
 	}
-	w.Header().Set("Referrer-Policy", "no-referrer")
 	return h.pages.Render(w, r, http.StatusOK, "invite/landing", &landingPage{
 		Base:     web.Base{Title: "You're invited"},
 		Invite:   inv,

@@ -125,20 +125,30 @@ func TestInviteLandingStates(t *testing.T) {
 			}
 		})
 	}
+	// The used invite's page offers sign-in to the person who used it.
+	if href := app.Client().Get("/invite/"+claimed).Doc().Find("main a.button").AttrOr("href", ""); href != "/login?invite="+claimed {
+		t.Errorf("used invite's sign-in link = %q, want /login?invite=…", href)
+	}
 	// Starting a sign-up through a dead invite is refused at once, before
 	// any trip to Google, and creates no user.
-	for tok, heading := range map[string]string{expiring: "Invite expired", revoked: "Invite revoked", claimed: "Invite already used"} {
+	for tok, heading := range map[string]string{expiring: "Invite expired", revoked: "Invite revoked"} {
 		resp := app.Client().Get("/login?invite=" + tok)
 		if resp.StatusCode != http.StatusGone || resp.Text("h1") != heading {
 			t.Errorf("GET /login with a dead invite = %d %q, want 410 %q", resp.StatusCode, resp.Text("h1"), heading)
 		}
 	}
+	// A used one is refused after sign-in to anyone but its claimer (who
+	// may be finishing a sign-up that failed half-way).
+	if resp := app.Client().SignInVia("/login?invite="+claimed, "second@example.com"); resp.StatusCode != http.StatusGone || resp.Text("h1") != "Invite already used" {
+		t.Errorf("someone else signing in through a used invite = %d %q, want 410 Invite already used", resp.StatusCode, resp.Text("h1"))
+	}
 	// An invite that expires between sign-in start and Google's answer is
 	// refused by the claim itself.
 	late := admin.CreateInvite(url.Values{"role": {"owner"}, "expiry_days": {"1"}})
+	app.Clock.Advance(24*time.Hour - 5*time.Minute)
 	c := app.Client()
 	auth := c.StartSignIn("/login?invite=" + late)
-	app.Clock.Advance(24*time.Hour + time.Second)
+	app.Clock.Advance(5*time.Minute + time.Second)
 	resp := c.Get(c.Authorize(auth, "late@example.com"))
 	if resp.StatusCode != http.StatusGone || resp.Text("h1") != "Invite expired" {
 		t.Errorf("claim of an invite expired mid-sign-in = %d %q, want 410 Invite expired", resp.StatusCode, resp.Text("h1"))

@@ -146,10 +146,12 @@ func (s *Store) List(ctx context.Context) ([]Invite, error) {
 }
 
 // Claim marks the invite tok as claimed by userID with ONE conditional
-// UpdateItem: it must exist, be unrevoked, unexpired at now, and either
-// unclaimed or already claimed by userID (so a retried sign-in is a no-op),
-// and its email restriction, if any, must equal email. Of many racing
-// claimants exactly one succeeds. On a failed condition it returns
+// UpdateItem: it must exist and be unrevoked, and either be unclaimed and
+// unexpired at now, or be claimed by userID already — a re-run by the
+// claimer is a no-op, even after the invite's expiry, so a sign-up whose
+// users-row write failed after the claim can be finished later (DESIGN.md,
+// sign-up). Its email restriction, if any, must equal email. Of many
+// racing claimants exactly one succeeds. On a failed condition it returns
 // ErrNotFound, ErrRevoked, ErrClaimed, ErrExpired or ErrWrongEmail.
 func (s *Store) Claim(ctx context.Context, tok, userID, email string, now time.Time) (*Invite, error) {
 	if !token.Valid(tok) {
@@ -160,8 +162,8 @@ func (s *Store) Claim(ctx context.Context, tok, userID, email string, now time.T
 	expr, err := expression.NewBuilder().
 		WithCondition(expression.AttributeExists(name("invite_token")).
 			And(expression.AttributeNotExists(name("revoked_at"))).
-			And(name("expires_at").GreaterThan(expression.Value(now.Unix()))).
-			And(expression.AttributeNotExists(claimedBy).Or(claimedBy.Equal(expression.Value(userID)))).
+			And(expression.AttributeNotExists(claimedBy).And(name("expires_at").GreaterThan(expression.Value(now.Unix()))).
+				Or(claimedBy.Equal(expression.Value(userID)))).
 			And(expression.AttributeNotExists(mail).Or(mail.Equal(expression.Value(email))))).
 		WithUpdate(expression.Set(claimedBy, expression.Value(userID)).
 			Set(name("claimed_at"), expression.IfNotExists(name("claimed_at"), expression.Value(now.UTC().Format(time.RFC3339Nano))))).
@@ -228,6 +230,39 @@ func (s *Store) whyRefused(ctx context.Context, tok string, condErr error, userI
 		return ErrWrongEmail
 	}
 	return ErrClaimed
+}
+
+// FindClaimed returns the invite userID claimed, or ErrNotFound. It is
+// for a sign-in without an invite by someone with no users row: if the
+// row's write failed after their claim, the claim lets them finish
+// signing up. No key leads from a user to their invite, so it is a
+// paginated Scan filtered on claimed_by: the invites table holds a few
+// rows per user at this scale, and the path runs only for people who
+// have no account (each one a sign-in start, rate-limited per address).
+func (s *Store) FindClaimed(ctx context.Context, userID string) (*Invite, error) {
+	if userID == "" {
+		return nil, fmt.Errorf("invite: find claimed: %w", ErrNotFound)
+	}
+	expr, err := expression.NewBuilder().WithFilter(expression.Name("claimed_by").Equal(expression.Value(userID))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("invite: find claimed: %w", err)
+	}
+	all, err := dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ConsistentRead:            aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("invite: find claimed: %w", err)
+	}
+	for _, inv := range all {
+		if inv.ClaimedBy == userID && inv.RevokedAt == nil {
+			return &inv, nil
+		}
+	}
+	return nil, fmt.Errorf("invite: find claimed: %w", ErrNotFound)
 }
 
 // Revoke marks an unclaimed invite revoked, so its link stops working. It

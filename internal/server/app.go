@@ -121,16 +121,22 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Log: log, Now: now,
 	})
 
+	// Unknown invite tokens count against one allowance per address,
+	// whether tried at the landing page or at /login?invite=.
+	inviteMisses := invite.NewMissLimiter(now)
 	authH, err := auth.NewHandler(ctx, b.Provider, auth.Deps{
-		Sessions:     sessions,
-		Users:        users,
-		Invites:      invites,
-		Pages:        pages,
-		IsAdminEmail: cfg.IsAdminEmail,
-		ProviderName: cfg.OIDCName,
-		Gate:         gate,
-		Now:          now,
-		Log:          log,
+		Sessions:           sessions,
+		Users:              users,
+		Invites:            invites,
+		Pages:              pages,
+		IsAdminEmail:       cfg.IsAdminEmail,
+		ProviderName:       cfg.OIDCName,
+		Gate:               gate,
+		Now:                now,
+		Log:                log,
+		SecureCookies:      cfg.Mode != config.ModeLocal,
+		TrustedProxyHeader: cfg.TrustedProxyHeader,
+		InviteMisses:       inviteMisses,
 	})
 	if err != nil {
 		return nil, err
@@ -142,7 +148,15 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Static:   st,
 		Sessions: sessions,
 		Auth:     authH,
-		Invites:  invite.NewHandler(invites, pages, cfg.BaseURL, now, authH.SessionUserID),
+		Invites: invite.NewHandler(invite.Deps{
+			Store:              invites,
+			Pages:              pages,
+			BaseURL:            cfg.BaseURL,
+			Now:                now,
+			SignedIn:           authH.SessionUserID,
+			Misses:             inviteMisses,
+			TrustedProxyHeader: cfg.TrustedProxyHeader,
+		}),
 		Meals: meal.NewHandler(meal.Deps{
 			Store:    meals,
 			Users:    users,

@@ -22,6 +22,10 @@ type Error struct {
 	Title string
 	Msg   string
 	Err   error
+	// Link, if set, is a local path the page offers as its way on, a
+	// button labelled LinkText: e.g. "/login?next=%2Fmeals" and "Start
+	// again" for a sign-in that took too long.
+	Link, LinkText string
 }
 
 func (e *Error) Error() string {

@@ -161,6 +161,10 @@ func NewPages(fsys fs.FS, static *Static, viewer func(*http.Request) Viewer, pro
 	return p, nil
 }
 
+// Provider returns the sign-in provider's name every page gets as
+// Base.Provider, e.g. "Google" (NDIRO_OIDC_NAME).
+func (p *Pages) Provider() string { return p.provider }
+
 // Names returns the name of every page template, e.g. "meal/list", sorted.
 func (p *Pages) Names() []string {
 	names := make([]string, 0, len(p.tmpl))
@@ -214,6 +218,8 @@ type errorPage struct {
 	Base
 	Status  int
 	Message string
+	// Link and LinkText are Error's: a button, if Link is set.
+	Link, LinkText string
 }
 
 // Handle adapts a handler that returns an error. A *Error is shown with its
@@ -286,7 +292,7 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if title == "" {
 		title = http.StatusText(e.Status)
 	}
-	data := &errorPage{Base: Base{Title: title}, Status: e.Status, Message: e.Msg}
+	data := &errorPage{Base: Base{Title: title}, Status: e.Status, Message: e.Msg, Link: LocalPath(e.Link), LinkText: e.LinkText}
 	if rerr := p.Render(w, r, e.Status, "errors/error", data); rerr != nil {
 		p.log.Error("error page failed", "request_id", middleware.GetReqID(r.Context()), "err", rerr)
 		h := w.Header()
