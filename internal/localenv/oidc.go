@@ -22,6 +22,11 @@ import (
 // in whichever user is queued. The page asks for an email, and the submitted
 // email becomes the queued user, with email_verified true and a subject
 // derived from the email alone (stable across restarts, as Google's sub is).
+//
+// The queue holds at most the one user of the request being served: it is
+// emptied before the user is queued and again after mockoidc answers, so
+// a request mockoidc refuses (a wrong client_id, a bad scope) leaves no
+// one behind for the next sign-in to get instead of its own person.
 func startOIDC() (*mockoidc.MockOIDC, error) {
 	m, err := mockoidc.NewServer(nil)
 	if err != nil {
@@ -53,6 +58,8 @@ func startOIDC() (*mockoidc.MockOIDC, error) {
 				signInPage(w, r, "Type a whole email address, like friend@example.com.")
 				return
 			}
+			clearQueue(m.UserQueue)
+			defer clearQueue(m.UserQueue)
 			m.QueueUser(&localUser{
 				MockUser: mockoidc.MockUser{
 					Subject:       Subject(addr),
@@ -75,6 +82,13 @@ func startOIDC() (*mockoidc.MockOIDC, error) {
 		return nil, fmt.Errorf("localenv: oidc: %w", err)
 	}
 	return m, nil
+}
+
+// clearQueue empties mockoidc's queue of users to sign in.
+func clearQueue(q *mockoidc.UserQueue) {
+	q.Lock()
+	defer q.Unlock()
+	q.Queue = nil
 }
 
 // localUser is a mockoidc user that also carries the standard name claim
