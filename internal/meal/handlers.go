@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"ndiro/internal/limit"
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
@@ -28,6 +29,18 @@ const (
 	FormMemory = 8 << 20
 )
 
+// Photo uploads (a new meal or an edit carrying a photo) are limited per
+// owner: UploadBurst at once, then one every UploadEvery. A camera-roll
+// backfill sent one photo at a time (the page script sends each chosen
+// photo as its own form) keeps going at that pace; each upload costs a
+// decode against the pipeline's memory budget, so nobody can queue more.
+const (
+	UploadBurst = 30
+	UploadEvery = 2 * time.Second
+	// uploadKeys bounds the limiter's memory: owners tracked at once.
+	uploadKeys = 10_000
+)
+
 // Handler serves the diary pages and the owner's photos.
 type Handler struct {
 	store    *Store
@@ -38,6 +51,7 @@ type Handler struct {
 	pages    *web.Pages
 	now      func() time.Time
 	log      *slog.Logger
+	uploads  *limit.Limiter // photo uploads, per owner
 }
 
 // Deps are the Handler's collaborators.
@@ -48,13 +62,15 @@ type Deps struct {
 	Server   *photo.Server
 	Pipeline *photo.Pipeline
 	Pages    *web.Pages
-	Now      func() time.Time
-	Log      *slog.Logger
+	// Now is the clock of every rule (the owner's today, rate limits).
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 // NewHandler returns the diary pages.
 func NewHandler(d Deps) *Handler {
-	return &Handler{store: d.Store, users: d.Users, photos: d.Photos, server: d.Server, pipeline: d.Pipeline, pages: d.Pages, now: d.Now, log: d.Log}
+	return &Handler{store: d.Store, users: d.Users, photos: d.Photos, server: d.Server, pipeline: d.Pipeline, pages: d.Pages, now: d.Now, log: d.Log,
+		uploads: limit.New(limit.Rule{Every: UploadEvery, Burst: UploadBurst, MaxKeys: uploadKeys}, d.Now)}
 }
 
 type listPage struct {
@@ -220,6 +236,9 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	u := user.FromContext(ctx)
+	if err := h.allowUpload(w, r, u.ID); err != nil {
+		return err
+	}
 	f := FormFrom(r.Form)
 	m, ok := f.Validate(false)
 	proc, err := h.processUpload(r, &f)
@@ -333,6 +352,9 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 		return errFormNotRead
 	}
 	ctx := r.Context()
+	if err := h.allowUpload(w, r, user.ID(ctx)); err != nil {
+		return err
+	}
 	cur, err := h.mealFromURL(r)
 	if err != nil {
 		return err

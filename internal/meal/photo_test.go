@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -470,5 +471,48 @@ func TestHeadAndExportPhoto(t *testing.T) {
 	}
 	if len(out.Meals) != 1 || out.Meals[0].Photo == nil || out.Meals[0].Photo.URL != app.URL+m.DisplayURL() || out.Meals[0].Photo.Width != 640 {
 		t.Errorf("exported photo = %+v, want the display URL and 640 px width", out.Meals[0].Photo)
+	}
+}
+
+// TestUploadRateLimit: photo uploads are limited per owner: UploadBurst
+// at once (new meals and edits with a photo alike), then 429 with
+// Retry-After and nothing stored, until the allowance refills. Meals
+// without a photo are not held back.
+func TestUploadRateLimit(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	pic := apptest.JPEG(t, 32, 24, color.RGBA{R: 200, G: 120, B: 80, A: 255})
+	for i := range meal.UploadBurst {
+		if resp := upload(c, "/meals", "p.jpg", pic, "time", fmt.Sprintf("12:%02d", i)); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("upload %d = %d, want 303", i+1, resp.StatusCode)
+		}
+	}
+	stored := len(objects(t, app))
+	m := allMeals(t, app, admin)[0]
+	edit := "/meals/" + m.Date + "/" + m.ID
+	for _, tc := range []struct{ name, path string }{
+		{"new meal", "/meals"},
+		{"edit with a photo", edit},
+	} {
+		resp := upload(c, tc.path, "p.jpg", pic, "version", strconv.FormatInt(m.Version, 10))
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "2" {
+			t.Errorf("%s after %d uploads = %d, Retry-After %q; want 429, 2", tc.name, meal.UploadBurst, resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+		if got, want := resp.Text("main p"), "Photos came faster than ndiro takes them (30 at once, then one every 2 seconds), so this one was not saved. Try again in 2 seconds."; got != want {
+			t.Errorf("%s: message = %q, want %q", tc.name, got, want)
+		}
+	}
+	if n := len(objects(t, app)); n != stored {
+		t.Errorf("%d objects after refused uploads, want %d", n, stored)
+	}
+	if n := len(allMeals(t, app, admin)); n != meal.UploadBurst {
+		t.Errorf("%d meals after refused uploads, want %d", n, meal.UploadBurst)
+	}
+	if resp := c.PostForm("/meals", mealForm("notes", "no photo")); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("meal without a photo = %d, want 303", resp.StatusCode)
+	}
+	app.Clock.Advance(meal.UploadEvery)
+	if resp := upload(c, "/meals", "p.jpg", pic); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("upload after Retry-After = %d, want 303", resp.StatusCode)
 	}
 }

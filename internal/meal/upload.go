@@ -3,6 +3,7 @@ package meal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -31,6 +32,32 @@ func farFrom(taken time.Time, date, tod string) bool {
 	}
 	d := taken.Sub(at)
 	return d > OfferAfter || d < -OfferAfter
+}
+
+// allowUpload spends one of owner's uploads (UploadBurst) if the form
+// carries a photo, before anything is decoded; a form without one costs
+// nothing. Out of uploads, it returns the 429 with Retry-After.
+func (h *Handler) allowUpload(w http.ResponseWriter, r *http.Request, owner string) error {
+	if !hasPhoto(r) {
+		return nil
+	}
+	if ok, wait := h.uploads.Allow(owner); !ok {
+		return web.TooManyRequests(w, wait, fmt.Sprintf("Photos came faster than ndiro takes them (%d at once, then one every %d seconds), so this one was not saved.", UploadBurst, int(UploadEvery/time.Second)))
+	}
+	return nil
+}
+
+// hasPhoto reports whether r's multipart form carries a chosen photo.
+func hasPhoto(r *http.Request) bool {
+	if r.MultipartForm == nil {
+		return false
+	}
+	for _, fh := range r.MultipartForm.File["photo"] {
+		if fh.Filename != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // processUpload runs the chosen photo, if any, through the pipeline. A

@@ -50,11 +50,10 @@ var (
 		Msg: "There is no such photo in this shared diary."}
 )
 
-// tooMany is the 429 for a spent rate limit, with Retry-After.
+// tooMany is the 429 for a spent rate limit, with Retry-After and a
+// message saying when to try again.
 func tooMany(w http.ResponseWriter, wait time.Duration) error {
-	w.Header().Set("Retry-After", limit.RetryAfter(wait))
-	return &web.Error{Status: http.StatusTooManyRequests, Title: "Too many requests",
-		Msg: "There were too many requests for shared links from here. Wait a minute, then try again."}
+	return web.TooManyRequests(w, wait, "There were too many requests for shared links from here.")
 }
 
 // open finds the share named by the {token} URL parameter for a

@@ -526,6 +526,9 @@ func TestRateLimits(t *testing.T) {
 			if got := resp.Header.Get("Retry-After"); got != fmt.Sprint(int(share.MissEvery.Seconds())) {
 				t.Errorf("Retry-After = %q, want %d", got, int(share.MissEvery.Seconds()))
 			}
+			if got, want := resp.Text("main p"), "There were too many requests for shared links from here. Try again in 6 seconds."; got != want {
+				t.Errorf("429 message = %q, want %q", got, want)
+			}
 			checkRecipientHeaders(t, resp)
 		}
 		// Spoofed forwarding headers change nothing without a trusted proxy.
