@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: run test crash check bench release e2e fmt vet
+.PHONY: run test crash check bench load release e2e fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
@@ -28,6 +28,15 @@ check:
 ## bench: speed and memory benchmarks
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+## load: a minute of mixed traffic (month pages, cached photos, 304s,
+## uploads, share views, edits) against local mode on 127.0.0.1 at
+## concurrency 50, then requests/s, p50/p99 per route, 5xx, peak RSS and
+## goroutines; fails on a 5xx (LOAD_FLAGS=-h lists the knobs)
+load:
+	@$(GO) build -o bin/ndiro-dev ./cmd/ndiro
+	@$(GO) build -o bin/ndiro-load ./cmd/ndiro-load
+	./bin/ndiro-load -bin bin/ndiro-dev -photos testdata/photos $(LOAD_FLAGS)
 
 ## e2e: the release binary in AWS mode against dynalite, s3rver and
 ## oidc-provider from npm, each its own process (needs Node and npm)

@@ -111,6 +111,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			ClientID:     env.OIDC.ClientID,
 			ClientSecret: env.OIDC.ClientSecret,
 			RedirectURL:  cfg.BaseURL + "/auth/callback",
+			HTTPClient:   localenv.HTTPClient(),
 		}
 	case config.ModeAWS:
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(cfg.Region))

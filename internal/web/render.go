@@ -11,6 +11,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
@@ -236,6 +237,10 @@ func (p *Pages) Handle(h func(http.ResponseWriter, *http.Request) error) http.Ha
 			return
 		}
 		if tw.started {
+			if clientGone(r, err) {
+				p.log.Info("client went away", "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r))
+				return
+			}
 			p.log.Error("request failed after the response started", "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r), "err", err)
 			return
 		}
@@ -267,11 +272,21 @@ func (w *trackingWriter) Write(b []byte) (int, error) {
 
 func (w *trackingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// clientGone reports whether err comes from the client having gone away:
+// the request's context ended with it, or writing to the connection
+// failed because the peer closed it (broken pipe, connection reset).
+func clientGone(r *http.Request, err error) bool {
+	if ctxErr := r.Context().Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return true
+	}
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
+}
+
 // Error writes the error page for err, as Handle does. A request whose
-// client has gone away (its context cancelled) gets nothing and is logged
-// at info; the access log records it as 499.
+// client has gone away (clientGone) gets nothing and is logged at info;
+// the access log records it as 499.
 func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
+	if clientGone(r, err) {
 		p.log.Info("client went away", "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r))
 		return
 	}

@@ -2,13 +2,17 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -73,6 +77,45 @@ func TestHandleAfterResponseStarted(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "request failed after the response started") || !strings.Contains(log.String(), "stream broke") {
 		t.Errorf("log = %q, want the failure logged", log.String())
+	}
+}
+
+// TestClientGoneIsNotAnError: a response that fails because the client
+// went away (broken pipe, reset, cancelled request) is logged at info,
+// before or after the response started, never as an error.
+func TestClientGoneIsNotAnError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		started bool
+		err     error
+		cancel  bool
+	}{
+		{"broken pipe mid-response", true, fmt.Errorf("write tcp 127.0.0.1:8080->127.0.0.1:5000: %w", &os.SyscallError{Syscall: "write", Err: syscall.EPIPE}), false},
+		{"reset mid-response", true, fmt.Errorf("read: %w", syscall.ECONNRESET), false},
+		{"cancelled mid-response", true, fmt.Errorf("s3: get object: %w", context.Canceled), true},
+		{"cancelled before the response", false, fmt.Errorf("dynamodb: %w", context.Canceled), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var log syncBuffer
+			p := testPages(t, &log)
+			ctx, cancel := context.WithCancel(context.Background())
+			if tc.cancel {
+				cancel()
+			}
+			defer cancel()
+			p.Handle(func(w http.ResponseWriter, r *http.Request) error {
+				if tc.started {
+					w.Write([]byte("partial"))
+				}
+				return tc.err
+			})(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx))
+			got := log.String()
+			if !strings.Contains(got, `level=INFO msg="client went away"`) || strings.Contains(got, "level=ERROR") {
+				t.Errorf("log = %q, want one info line \"client went away\" and no error", got)
+			}
+		})
 	}
 }
 
