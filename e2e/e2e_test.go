@@ -102,7 +102,17 @@ func (h *harness) authorize(c *apptest.Client, start string, acct account) *url.
 	}
 	h.checkHSTS(resp, "GET "+start)
 	if cookie(resp, "ndiro_session") != nil {
-		h.checkSessionCookie(resp, "GET "+start)
+		t.Errorf("GET %s set a session cookie: sign-in state belongs in its attempt cookie", start)
+	}
+	// The sign-in attempt's own cookie: Secure, HttpOnly, Lax, 10 minutes.
+	var attempt *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if strings.HasPrefix(ck.Name, "ndiro_signin_") && ck.MaxAge > 0 {
+			attempt = ck
+		}
+	}
+	if attempt == nil || !attempt.Secure || !attempt.HttpOnly || attempt.SameSite != http.SameSiteLaxMode || attempt.Path != "/" || attempt.MaxAge != 600 {
+		t.Errorf("GET %s: attempt cookie %s Max-Age=%d, want Secure=true HttpOnly=true SameSite=Lax Path=\"/\" Max-Age=600", start, describe(attempt), maxAge(attempt))
 	}
 	authURL, err := url.Parse(resp.Location())
 	if err != nil {
@@ -376,6 +386,9 @@ func TestProductionPath(t *testing.T) {
 		t.Fatalf("add meal = %d %q, want 303 to %s…; body: %s", resp.StatusCode, resp.Location(), prefix, resp.Body)
 	}
 	mealID := strings.TrimPrefix(resp.Location(), prefix)
+	if c := cookie(resp, "ndiro_flash"); c == nil || !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" {
+		t.Errorf("add meal: flash cookie %s, want Secure=true HttpOnly=true SameSite=Lax Path=\"/\"", describe(c))
+	}
 
 	// The month page lists it, read back from the meals table.
 	page := fc.Get("/meals?month=" + month)

@@ -282,9 +282,9 @@ func startProxy(t *testing.T, addr string, cert tls.Certificate) *proxy {
 }
 
 // recorder is a browser's transport: it trusts the proxy's certificate,
-// sends Origin on form posts as browsers do, and records every
-// ndiro_session cookie value the app sets, so the logs can be searched for
-// them.
+// sends Origin on form posts as browsers do, and records every session
+// and sign-in attempt cookie value the app sets, so the logs can be
+// searched for them.
 type recorder struct {
 	base http.RoundTripper
 
@@ -302,7 +302,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	for _, c := range resp.Cookies() {
-		if c.Name == "ndiro_session" && c.Value != "" {
+		if (c.Name == "ndiro_session" || strings.HasPrefix(c.Name, "ndiro_signin_")) && c.Value != "" {
 			r.mu.Lock()
 			r.sessions = append(r.sessions, c.Value)
 			r.mu.Unlock()
