@@ -203,7 +203,7 @@ type goroutines struct{ before, after int }
 
 // report prints the figures and the checks, and reports whether every
 // check passed.
-func report(out io.Writer, r results, s settings, m rss, g goroutines, mon monitorFigures, errorLines int64, firstErrors []string) bool {
+func report(out io.Writer, r results, s settings, m, top rss, g goroutines, mon monitorFigures, errorLines int64, firstErrors []string) bool {
 	byRoute := map[string][]sample{}
 	for _, x := range r.samples {
 		byRoute[x.route] = append(byRoute[x.route], x)
@@ -250,7 +250,8 @@ func report(out io.Writer, r results, s settings, m rss, g goroutines, mon monit
 	tw.Flush()
 
 	budget := s.cacheBytes + 128<<20
-	fmt.Fprintf(out, "\nserver: peak RSS %.1f MB (VmHWM; now %.1f MB: %.1f MB anonymous, %.1f MB file pages), photo cache budget %.0f MB, limit %.0f MB\n", mb(m.peak), mb(m.now), mb(m.anon), mb(m.file), mb(s.cacheBytes), mb(budget))
+	fmt.Fprintf(out, "\nserver: peak RSS %.1f MB (VmHWM), photo cache budget %.0f MB, limit %.0f MB\n", mb(m.peak), mb(s.cacheBytes), mb(budget))
+	fmt.Fprintf(out, "server: sampled peaks %.1f MB anonymous (heap, stacks), %.1f MB file pages (binary, mapped S3 data); now %.1f MB\n", mb(top.anon), mb(top.file), mb(m.now))
 	fmt.Fprintf(out, "server: goroutines %d before, %d after; heap %s; photo cache hit ratio %s, held %s\n", g.before, g.after, mon.heap, mon.hitRatio, mon.cacheHeld)
 	fmt.Fprintf(out, "server: %d ERROR log lines\n", errorLines)
 	for _, l := range firstErrors {

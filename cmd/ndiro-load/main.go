@@ -105,7 +105,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "ndiro-load: %d owners signed in with %d meals; %d clients for %s\n", s.owners, w.meals(), s.concurrency, s.duration)
 
+	wctx, stopWatch := context.WithCancel(ctx)
+	peaks := srv.watch(wctx)
 	res := w.load(ctx, s.concurrency, s.duration, s.maxRequests)
+	stopWatch()
+	top := peaks()
 
 	if g.after, err = w.settledGoroutines(ctx, g.before); err != nil {
 		return fmt.Errorf("goroutines after: %w", err)
@@ -119,7 +123,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	n, first := srv.errorLines()
-	ok := report(out, res, s, m, g, mon, n, first)
+	ok := report(out, res, s, m, top, g, mon, n, first)
 	if !ok {
 		return errFailed
 	}

@@ -143,6 +143,38 @@ func (s *server) memory() (rss, error) {
 	return m, nil
 }
 
+// watch samples the child's memory every 250 ms until ctx ends and
+// returns the highest anonymous and file-backed RSS it saw (VmHWM keeps
+// only their sum).
+func (s *server) watch(ctx context.Context) func() rss {
+	var mu sync.Mutex
+	var top rss
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if m, err := s.memory(); err == nil {
+				mu.Lock()
+				top.anon, top.file = max(top.anon, m.anon), max(top.file, m.file)
+				mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() rss {
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return top
+	}
+}
+
 // errorLines returns how many ERROR lines the child has logged, and the
 // first five.
 func (s *server) errorLines() (int64, []string) {
