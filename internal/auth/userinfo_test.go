@@ -47,9 +47,9 @@ func TestEmailFromUserinfo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			app := apptest.New(t)
-			// Queued first, so the next authorization signs in this
-			// account whatever email the sign-in page is given.
-			app.Env.OIDC.QueueUser(tc.user)
+			// The next sign-in is this account, whatever email the
+			// sign-in page is given.
+			app.Env.NextSignIn(tc.user)
 			resp := app.Client().SignInVia("/login", "ignored@example.com")
 			if resp.StatusCode != tc.status || resp.Text("h1") != tc.heading {
 				t.Fatalf("sign-in = %d %q, want %d %q; body %s", resp.StatusCode, resp.Text("h1"), tc.status, tc.heading, resp.Body)

@@ -73,7 +73,9 @@ type Env struct {
 	S3Endpoint     string
 	// OIDC is the mock Google: Issuer(), ClientID and ClientSecret configure
 	// the app's sign-in.
-	OIDC    *mockoidc.MockOIDC
+	OIDC *mockoidc.MockOIDC
+	// signIn is the sign-in page in front of OIDC.
+	signIn  *signInPage
 	persist *persister
 	servers []*http.Server
 	bolt    *bolt.DB
@@ -160,7 +162,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	e.S3 = NewS3Client(e.S3Endpoint, opts.S3Options...)
 
 	// Google.
-	if e.OIDC, err = startOIDC(); err != nil {
+	if e.OIDC, e.signIn, err = startOIDC(); err != nil {
 		return nil, err
 	}
 	return e, nil

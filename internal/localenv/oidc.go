@@ -27,19 +27,20 @@ import (
 // emptied before the user is queued and again after mockoidc answers, so
 // a request mockoidc refuses (a wrong client_id, a bad scope) leaves no
 // one behind for the next sign-in to get instead of its own person.
-func startOIDC() (*mockoidc.MockOIDC, error) {
+func startOIDC() (*mockoidc.MockOIDC, *signInPage, error) {
 	m, err := mockoidc.NewServer(nil)
 	if err != nil {
-		return nil, fmt.Errorf("localenv: oidc: %w", err)
+		return nil, nil, fmt.Errorf("localenv: oidc: %w", err)
 	}
-	// mockoidc's session store and user queue are not safe for concurrent
-	// use, and queue-then-authorize must not interleave: one request at a
-	// time, which is plenty for a local sign-in.
-	var mu sync.Mutex
+	page := &signInPage{}
 	err = m.AddMiddleware(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			defer mu.Unlock()
+			// mockoidc's session store and user queue are not safe for
+			// concurrent use, and queue-then-authorize must not
+			// interleave: one request at a time, which is plenty for a
+			// local sign-in.
+			page.mu.Lock()
+			defer page.mu.Unlock()
 			if r.URL.Path != mockoidc.AuthorizationEndpoint {
 				next.ServeHTTP(w, r)
 				return
@@ -50,38 +51,60 @@ func startOIDC() (*mockoidc.MockOIDC, error) {
 			}
 			raw := strings.TrimSpace(r.Form.Get("email"))
 			if raw == "" {
-				signInPage(w, r, "")
+				signInForm(w, r, "")
 				return
 			}
 			addr := email.Normalize(raw)
 			if !email.Valid(addr) {
-				signInPage(w, r, "Type a whole email address, like friend@example.com.")
+				signInForm(w, r, "Type a whole email address, like friend@example.com.")
 				return
 			}
-			clearQueue(m.UserQueue)
-			defer clearQueue(m.UserQueue)
-			m.QueueUser(&localUser{
+			var u mockoidc.User = &localUser{
 				MockUser: mockoidc.MockUser{
 					Subject:       Subject(addr),
 					Email:         addr,
 					EmailVerified: r.Form.Get("email_verified") != "false",
 				},
 				Name: strings.TrimSpace(r.Form.Get("name")),
-			})
+			}
+			if page.next != nil {
+				u, page.next = page.next, nil
+			}
+			clearQueue(m.UserQueue)
+			defer clearQueue(m.UserQueue)
+			m.QueueUser(u)
 			next.ServeHTTP(w, r)
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("localenv: oidc: %w", err)
+		return nil, nil, fmt.Errorf("localenv: oidc: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("localenv: oidc listen: %w", err)
+		return nil, nil, fmt.Errorf("localenv: oidc listen: %w", err)
 	}
 	if err := m.Start(ln, nil); err != nil {
-		return nil, fmt.Errorf("localenv: oidc: %w", err)
+		return nil, nil, fmt.Errorf("localenv: oidc: %w", err)
 	}
-	return m, nil
+	return m, page, nil
+}
+
+// signInPage is the state of the sign-in page in front of mockoidc.
+type signInPage struct {
+	mu sync.Mutex
+	// next, if set, is who the next submitted sign-in signs in, instead
+	// of the email typed (NextSignIn).
+	next mockoidc.User
+}
+
+// NextSignIn makes the next sign-in submitted at the stand-in's page sign
+// in u, whatever email is typed, once: for tests of accounts the page
+// cannot describe, such as a provider that sends the email only from its
+// userinfo endpoint.
+func (e *Env) NextSignIn(u mockoidc.User) {
+	e.signIn.mu.Lock()
+	defer e.signIn.mu.Unlock()
+	e.signIn.next = u
 }
 
 // clearQueue empties mockoidc's queue of users to sign in.
@@ -138,9 +161,9 @@ type signInData struct {
 
 type hiddenField struct{ Name, Value string }
 
-// signInPage renders the local stand-in for Google's account chooser. It
+// signInForm renders the local stand-in for Google's account chooser. It
 // carries every authorization parameter through as hidden fields.
-func signInPage(w http.ResponseWriter, r *http.Request, msg string) {
+func signInForm(w http.ResponseWriter, r *http.Request, msg string) {
 	d := signInData{Message: msg, Email: r.Form.Get("email"), Name: r.Form.Get("name")}
 	for name, vals := range r.Form {
 		if name == "email" || name == "name" || len(vals) == 0 {
