@@ -21,6 +21,7 @@ import (
 // must send no photo request to the server (the thumbnail is immutable for
 // a year), and the thumbnail must stand upright.
 func TestBrowserPhotoCaching(t *testing.T) {
+	t.Parallel()
 	ctx := apptest.Browser(t, 412, 915, 2*time.Minute)
 	var photoRequests atomic.Int64
 	app := apptest.New(t, apptest.Options{Wrap: func(next http.Handler) http.Handler {

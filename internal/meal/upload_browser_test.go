@@ -83,8 +83,10 @@ func fixture(t *testing.T, name string) string {
 // the browser before anything is sent; without, the server keeps the photo
 // as a pending upload while the form is corrected.
 func TestBrowserKeepsPhotoThroughACorrection(t *testing.T) {
+	t.Parallel()
 	for _, js := range []bool{true, false} {
 		t.Run(fmt.Sprintf("js=%v", js), func(t *testing.T) {
+			t.Parallel()
 			app, ctx, sent := browse(t, js)
 			err := chromedp.Do(ctx,
 				chromedp.Navigate(app.URL+"/meals/new"),
@@ -140,6 +142,7 @@ func TestBrowserKeepsPhotoThroughACorrection(t *testing.T) {
 // TestBrowserDownscales: a 12-megapixel phone photo leaves the browser at
 // most 2048 px and 600 KB, keeps its capture time, and stands upright.
 func TestBrowserDownscales(t *testing.T) {
+	t.Parallel()
 	app, ctx, sent := browse(t, true)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(app.URL+"/meals/new"),
@@ -171,6 +174,7 @@ func TestBrowserDownscales(t *testing.T) {
 // TestBrowserBackfill: three camera-roll photos at once become three meals
 // at the times they were taken, the kind guessed from the hour.
 func TestBrowserBackfill(t *testing.T) {
+	t.Parallel()
 	app, ctx, _ := browse(t, true)
 	// A third photo, taken on another morning: the portrait's EXIF with
 	// other dates (the same length, so the segment stays valid).
