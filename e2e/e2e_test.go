@@ -478,16 +478,16 @@ func TestProductionPath(t *testing.T) {
 	// public URL.
 	h.checkExport(fc, h.base+displayURL)
 
-	// Edit the notes, move the meal to another day (the photo is copied to
-	// the new keys), then delete it: every write path of a meal against
-	// dynalite and s3rver.
+	// Edit the notes, move the meal to another day through the same form
+	// (the photo is copied to the new keys), then delete it: every write
+	// path of a meal against dynalite and s3rver.
 	editPath := "/meals/" + date + "/" + mealID
-	resp = fc.PostMultipart(editPath, url.Values{"kind": {"lunch"}, "notes": {"Lentil soup, bread"}, "kcal": {"512.5"}, "version": {h.version(fc, editPath)}})
+	resp = fc.PostMultipart(editPath, url.Values{"date": {date}, "time": {"12:30"}, "kind": {"lunch"}, "notes": {"Lentil soup, bread"}, "kcal": {"512.5"}, "version": {h.version(fc, editPath)}})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("edit meal = %d; body: %s", resp.StatusCode, resp.Body)
 	}
 	const newDate = "2026-09-20"
-	resp = fc.PostForm(editPath+"/move", url.Values{"date": {newDate}, "time": {"19:05:00"}, "version": {h.version(fc, editPath)}})
+	resp = fc.PostMultipart(editPath, url.Values{"date": {newDate}, "time": {"19:05"}, "kind": {"lunch"}, "notes": {"Lentil soup, bread"}, "kcal": {"512.5"}, "version": {h.version(fc, editPath)}})
 	movedPrefix := "/meals?month=" + month + "#meal-"
 	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Location(), movedPrefix) {
 		t.Fatalf("move meal = %d %q, want 303 to %s…; body: %s", resp.StatusCode, resp.Location(), movedPrefix, resp.Body)

@@ -40,60 +40,6 @@
     });
   }
 
-  // Photo forms: name the chosen file, and upload with a progress bar (a
-  // phone on a slow network otherwise sits silent for many seconds).
-  function initPhotoForm(form) {
-    var note = form.querySelector("[data-picked]");
-    form.querySelectorAll('input[type=file]').forEach(function (input) {
-      input.addEventListener("change", function () {
-        if (!note || !input.files || !input.files.length) return;
-        if (input.files[0].size > 25 * 1024 * 1024) {
-          input.value = "";
-          note.textContent = "That photo is larger than 25 MB; choose a smaller one.";
-          return;
-        }
-        form.querySelectorAll('input[type=file]').forEach(function (other) {
-          if (other !== input) other.value = ""; // one photo per meal
-        });
-        note.textContent = "Chosen: " + input.files[0].name;
-      });
-    });
-    var bar = form.querySelector("progress.upload");
-    if (!bar || !window.FormData || !window.XMLHttpRequest) return;
-    form.addEventListener("submit", function (e) {
-      var chosen = Array.prototype.some.call(form.querySelectorAll('input[type=file]'), function (i) {
-        return i.files && i.files.length;
-      });
-      if (!chosen) return; // a plain submit is quick enough
-      e.preventDefault();
-      var button = form.querySelector("button[type=submit]");
-      if (button) button.disabled = true;
-      bar.hidden = false;
-      var xhr = new XMLHttpRequest();
-      xhr.open("POST", form.action);
-      xhr.upload.addEventListener("progress", function (ev) {
-        if (ev.lengthComputable) bar.value = Math.round(ev.loaded / ev.total * 100);
-      });
-      xhr.addEventListener("load", function () {
-        var redirected = xhr.responseURL && xhr.responseURL.split("#")[0] !== form.action.split("#")[0];
-        if (xhr.status === 200 && redirected) {
-          window.location.assign(xhr.responseURL);
-          return;
-        }
-        // A page with a message (a refused photo, a bad field): show it.
-        document.open();
-        document.write(xhr.responseText);
-        document.close();
-      });
-      xhr.addEventListener("error", function () {
-        if (button) button.disabled = false;
-        bar.hidden = true;
-        alert("The upload failed. Check your connection and try again.");
-      });
-      xhr.send(new FormData(form));
-    });
-  }
-
   // Ask before destructive forms (deleting a meal).
   document.addEventListener("submit", function (e) {
     var msg = e.target.getAttribute && e.target.getAttribute("data-confirm");
@@ -138,7 +84,6 @@
   function initAll() {
     init();
     initShareButtons();
-    document.querySelectorAll("form.meal-form").forEach(initPhotoForm);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initAll);

@@ -382,7 +382,7 @@ func work(t *testing.T, base string, c *http.Client, m *model, rng *rand.Rand, w
 		case "edit":
 			f.want.Notes = fmt.Sprintf("%s e%d", cur.tag(), cur.Version)
 			f.want.Kind, f.want.Kcal, f.want.Version = "dinner", kcal, cur.Version+1
-			u, form = path, url.Values{"kind": {"dinner"}, "notes": {f.want.Notes}, "kcal": {kcal}, "version": {version}}
+			u, form = path, url.Values{"date": {cur.Date}, "time": {cur.Time}, "kind": {"dinner"}, "notes": {f.want.Notes}, "kcal": {kcal}, "version": {version}}
 		case "move":
 			f.want.Date, f.want.Time, f.want.Version, f.unknownKey = date, tod, 1, true
 			u, form = path+"/move", url.Values{"date": {date}, "time": {tod}, "version": {version}}

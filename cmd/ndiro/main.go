@@ -101,10 +101,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		// A crash between a photo's objects and its meal row leaves objects
 		// no row names: remove them (and clear any photo whose objects are
 		// gone) before serving.
-		if r, err := meal.RepairPhotos(ctx, meal.NewStore(env.DynamoDB, tables.Meals.Name), photo.NewStore(env.S3, localBucket)); err != nil {
+		photos := photo.NewStore(env.S3, localBucket)
+		if r, err := meal.RepairPhotos(ctx, meal.NewStore(env.DynamoDB, tables.Meals.Name), photos); err != nil {
 			log.Error("photo check failed", "err", err)
 		} else {
 			logPhotoRepair(log, r)
+		}
+		// Uploads kept for a form being corrected live a day; in AWS a
+		// lifecycle rule expires them (deploy/terraform), here this does.
+		if n, err := photos.SweepPending(ctx, time.Now()); err != nil {
+			log.Error("pending uploads not swept", "err", err)
+		} else if n > 0 {
+			log.Info("pending uploads swept", "objects", n)
 		}
 		b.Provider = auth.Provider{
 			Issuer:       env.OIDC.Issuer(),

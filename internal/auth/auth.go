@@ -235,8 +235,8 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// restartLink is the /login that starts a again: same return path and
-// invite.
+// restartLink is the /login that starts attempt a over, with its return
+// path and invite.
 func restartLink(a attempt) string {
 	q := url.Values{}
 	if a.Next != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -16,29 +15,14 @@ import (
 	"ndiro/internal/apptest"
 )
 
-// chromiumPath finds Debian's Chromium, or skips the test saying how to get
-// it.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("Chromium not found; install it with: apt-get install -y chromium")
-	return ""
-}
-
 // TestBrowserPhotoCaching drives headless Chromium through the app: sign
 // in, add a meal with phone-portrait-small.jpg (stored landscape, EXIF
 // orientation 6), open the month page, reload it twice. The second reload
 // must send no photo request to the server (the thumbnail is immutable for
 // a year), and the thumbnail must stand upright.
 func TestBrowserPhotoCaching(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives a browser")
-	}
-	bin := chromiumPath(t)
+	t.Parallel()
+	ctx := apptest.Browser(t, 412, 915, 2*time.Minute)
 	var photoRequests atomic.Int64
 	app := apptest.New(t, apptest.Options{Wrap: func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,27 +32,6 @@ func TestBrowserPhotoCaching(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}})
-
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(bin),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(412, 915),
-	)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
 
 	photoFile := filepath.Join(apptest.PhotosDir(t), "phone-portrait-small.jpg")
 	if _, err := os.Stat(photoFile); err != nil {
@@ -120,15 +83,21 @@ func TestBrowserPhotoCaching(t *testing.T) {
 		t.Errorf("second reload made %d photo requests, want 0", n)
 	}
 
-	// Upright, as displayed: taller than wide, the light card top-left and
-	// the other corners dark (testdata/photos/README.md).
+	checkUpright(t, ctx, thumb)
+}
+
+// checkUpright checks the image at selector as the browser displays it:
+// taller than wide, the light card top-left and the other corners dark
+// (testdata/photos/README.md).
+func checkUpright(t *testing.T, ctx context.Context, selector string) {
+	t.Helper()
 	type result struct {
 		W, H   int
 		Card   float64
 		Others []float64
 	}
 	js := `(() => {
-		const img = document.querySelector("` + thumb + `");
+		const img = document.querySelector("` + selector + `");
 		const c = document.createElement("canvas");
 		c.width = img.naturalWidth; c.height = img.naturalHeight;
 		const g = c.getContext("2d"); g.drawImage(img, 0, 0);
@@ -145,14 +114,14 @@ func TestBrowserPhotoCaching(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.H <= res.W {
-		t.Errorf("thumbnail displayed %dx%d, want portrait", res.W, res.H)
+		t.Errorf("%s displayed %dx%d, want portrait", selector, res.W, res.H)
 	}
 	if res.Card <= 150 {
-		t.Errorf("card box luma %.0f, want > 150 (image not upright)", res.Card)
+		t.Errorf("%s card box luma %.0f, want > 150 (image not upright)", selector, res.Card)
 	}
 	for i, l := range res.Others {
 		if l >= 110 {
-			t.Errorf("corner %d luma %.0f, want < 110 (image turned or mirrored)", i, l)
+			t.Errorf("%s corner %d luma %.0f, want < 110 (image turned or mirrored)", selector, i, l)
 		}
 	}
 }

@@ -23,7 +23,16 @@ type Form struct {
 	Date, Time, Kind, Notes      string
 	Kcal, ProteinG, CarbsG, FatG string
 	Hunger, Fullness             string
-	Errors                       map[string]string
+	// Pending is the token of a photo kept from an earlier submission of
+	// this form (photo.KeepPending), "" if none.
+	Pending string
+	// Taken is the chosen photo's capture time as the page script read it
+	// from the original's EXIF ("2006-01-02T15:04:05"), for a photo the
+	// browser downscaled, which drops EXIF; "" if unknown.
+	Taken string
+	// ConfirmFuture: the owner confirmed a date more than a day ahead.
+	ConfirmFuture bool
+	Errors        map[string]string
 }
 
 // FormFrom reads a submitted form.
@@ -34,8 +43,99 @@ func FormFrom(v url.Values) Form {
 		Kcal: v.Get("kcal"), ProteinG: v.Get("protein_g"), CarbsG: v.Get("carbs_g"), FatG: v.Get("fat_g"),
 		Hunger: v.Get("hunger"), Fullness: v.Get("fullness"),
 		DefaultDate: v.Get("default_date"), DefaultTime: v.Get("default_time"),
+		Pending: v.Get("pending"), Taken: v.Get("taken"), ConfirmFuture: v.Get("confirm_future") == "1",
 	}
 }
+
+// numberField is one optional number of the form: its input name, its
+// label (the form shows it, and every message about the field uses the
+// same words), and its limit; scale fields are whole numbers 1 to 5.
+type numberField struct {
+	name, label string
+	max         decimal.Decimal
+	scale       bool
+}
+
+// numberFields are the form's optional numbers, in form order (DESIGN.md,
+// meal attributes).
+var numberFields = []numberField{
+	{"kcal", "Energy (kcal)", MaxKcal, false},
+	{"protein_g", "Protein (g)", MaxGrams, false},
+	{"carbs_g", "Carbs (g)", MaxGrams, false},
+	{"fat_g", "Fat (g)", MaxGrams, false},
+	{"hunger", "Hunger before (1–5)", decimal.NewFromInt(5), true},
+	{"fullness", "Fullness after (1–5)", decimal.NewFromInt(5), true},
+}
+
+// text returns the form's text of field name.
+func (f *Form) text(name string) string {
+	switch name {
+	case "kcal":
+		return f.Kcal
+	case "protein_g":
+		return f.ProteinG
+	case "carbs_g":
+		return f.CarbsG
+	case "fat_g":
+		return f.FatG
+	case "hunger":
+		return f.Hunger
+	case "fullness":
+		return f.Fullness
+	}
+	return ""
+}
+
+// NumberInput is one number input as the form template shows it, with
+// the messages the page script shows when it checks the field before
+// sending (the same words the server uses; the server stays the
+// authority).
+type NumberInput struct {
+	Name, Label, Value, Err string
+	// Scale marks a whole number from 1 to 5; Max is the largest value.
+	Scale bool
+	Max   string
+	// Messages the page script shows: not a number, negative, too many
+	// decimals, too large (for a scale: any of them is MsgNumber).
+	MsgNumber, MsgNegative, MsgPrecise, MsgLarge string
+}
+
+// Numbers returns the number inputs of f, with values and errors.
+func (f *Form) Numbers() []NumberInput {
+	out := make([]NumberInput, len(numberFields))
+	for i, nf := range numberFields {
+		in := NumberInput{Name: nf.name, Label: nf.label, Value: f.text(nf.name), Err: f.Errors[nf.name], Scale: nf.scale, Max: nf.max.String()}
+		if nf.scale {
+			in.MsgNumber = scaleMessage(nf.label)
+		} else {
+			in.MsgNumber = numberMessage(nf, ErrNotNumber)
+			in.MsgNegative = numberMessage(nf, ErrNegative)
+			in.MsgPrecise = numberMessage(nf, ErrTooPrecise)
+			in.MsgLarge = numberMessage(nf, ErrNumberLarge)
+		}
+		out[i] = in
+	}
+	return out
+}
+
+// numberMessage words a ParseNumber refusal of field nf.
+func numberMessage(nf numberField, err error) string {
+	if errors.Is(err, ErrNumberLarge) {
+		return fmt.Sprintf("%s %s: at most %s.", nf.label, err, nf.max)
+	}
+	return fmt.Sprintf("%s %s.", nf.label, err)
+}
+
+func scaleMessage(label string) string {
+	return label + " must be a whole number from 1 to 5, or left blank."
+}
+
+// Form-level messages of Validate and the handlers, also shown by the page
+// script.
+const (
+	MsgEmpty  = "Add a photo, notes or a number: an empty meal is not saved."
+	MsgFuture = "This date is more than a day ahead. Check it, or tick “The date is right” to save it anyway."
+)
 
 // DateTimeDefault reports whether date and time were left as first shown.
 func (f *Form) DateTimeDefault() bool {
@@ -62,24 +162,26 @@ func FormOf(m *Meal) Form {
 }
 
 // Validate checks every field and returns the meal it describes (without
-// user, key or timestamps). Notes are refused as checkNotes says; the
-// form then shows them cleaned and cut to MaxNotes, so a refused page
-// never echoes more than that. With keyFixed (editing), date and time are not
-// read: they are part of the key and cannot change. ok is false if any field
-// is bad; f.Errors then has one message per bad field.
-func (f *Form) Validate(keyFixed bool) (m Meal, ok bool) {
+// user, key or timestamps). today is the owner's current date: a date more
+// than a day after it needs ConfirmFuture. Notes are refused as checkNotes
+// says; the form then shows them cleaned and cut to MaxNotes, so a refused
+// page never echoes more than that. ok is false if any field is bad;
+// f.Errors then has one message per bad field. Whether the meal is empty
+// (no photo, notes or number) is the caller's to check (Empty), as only it
+// knows about the photo.
+func (f *Form) Validate(today Date) (m Meal, ok bool) {
 	f.Errors = map[string]string{}
-	if !keyFixed {
-		if _, err := ParseDate(f.Date); err != nil {
-			f.Errors["date"] = "Date must be a real day, written like 2026-09-01."
-		}
-		if t, err := ParseTimeOfDay(f.Time); err != nil {
-			f.Errors["time"] = "Time must be a time of day like 12:30 (24-hour clock)."
-		} else {
-			m.Time = t.String()
-		}
-		m.Date = f.Date
+	if d, err := ParseDate(f.Date); err != nil {
+		f.Errors["date"] = "Date must be a real day, written like 2026-09-01."
+	} else if today.AddDays(1).Before(d) && !f.ConfirmFuture {
+		f.Errors["date"] = MsgFuture
 	}
+	if t, err := ParseTimeOfDay(f.Time); err != nil {
+		f.Errors["time"] = "Time must be a time of day like 12:30 (24-hour clock)."
+	} else {
+		m.Time = t.String()
+	}
+	m.Date = f.Date
 	m.Kind = Kind(f.Kind)
 	if !validKind(m.Kind) {
 		f.Errors["kind"] = "Choose breakfast, lunch, dinner, snack or drink."
@@ -91,36 +193,58 @@ func (f *Form) Validate(keyFixed bool) (m Meal, ok bool) {
 	}
 	m.Notes = strings.TrimSpace(notes)
 
-	num := func(field, label, text string, max decimal.Decimal) *Number {
-		n, err := ParseNumber(text, max)
-		switch {
-		case errors.Is(err, ErrNumberLarge):
-			f.Errors[field] = fmt.Sprintf("%s %s: at most %s.", label, err, max)
-		case err != nil:
-			f.Errors[field] = fmt.Sprintf("%s %s.", label, err)
+	for _, nf := range numberFields {
+		text := strings.TrimSpace(f.text(nf.name))
+		if nf.scale {
+			if text == "" {
+				continue
+			}
+			if len(text) != 1 || text[0] < '1' || text[0] > '5' {
+				f.Errors[nf.name] = scaleMessage(nf.label)
+				continue
+			}
+			v := int(text[0] - '0')
+			if nf.name == "hunger" {
+				m.Hunger = &v
+			} else {
+				m.Fullness = &v
+			}
+			continue
 		}
-		return n
+		n, err := ParseNumber(text, nf.max)
+		if err != nil {
+			f.Errors[nf.name] = numberMessage(nf, err)
+			continue
+		}
+		switch nf.name {
+		case "kcal":
+			m.Kcal = n
+		case "protein_g":
+			m.ProteinG = n
+		case "carbs_g":
+			m.CarbsG = n
+		case "fat_g":
+			m.FatG = n
+		}
 	}
-	m.Kcal = num("kcal", "Energy (kcal)", f.Kcal, MaxKcal)
-	m.ProteinG = num("protein_g", "Protein (g)", f.ProteinG, MaxGrams)
-	m.CarbsG = num("carbs_g", "Carbohydrates (g)", f.CarbsG, MaxGrams)
-	m.FatG = num("fat_g", "Fat (g)", f.FatG, MaxGrams)
-
-	scale := func(field, label, text string) *int {
-		text = strings.TrimSpace(text)
-		if text == "" {
-			return nil
-		}
-		if len(text) != 1 || text[0] < '1' || text[0] > '5' {
-			f.Errors[field] = label + " must be a whole number from 1 to 5, or left blank."
-			return nil
-		}
-		v := int(text[0] - '0')
-		return &v
-	}
-	m.Hunger = scale("hunger", "Hunger", f.Hunger)
-	m.Fullness = scale("fullness", "Fullness", f.Fullness)
 	return m, len(f.Errors) == 0
+}
+
+// Empty reports whether m has nothing worth saving: no notes and no
+// number (the caller checks the photo).
+func (m *Meal) Empty() bool {
+	return m.Notes == "" && m.Kcal == nil && m.ProteinG == nil && m.CarbsG == nil && m.FatG == nil && m.Hunger == nil && m.Fullness == nil
+}
+
+// TakenAt returns the capture time the page script sent (Form.Taken), or
+// the zero time if it is missing or not a plausible camera time: from
+// 1990 to a day after now.
+func (f *Form) TakenAt(now time.Time) time.Time {
+	t, err := time.Parse("2006-01-02T15:04:05", f.Taken)
+	if err != nil || t.Year() < 1990 || t.After(now.Add(48*time.Hour)) {
+		return time.Time{}
+	}
+	return t
 }
 
 // Defaults returns the form for a new meal eaten now: today's date and the

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -43,6 +42,7 @@ const (
 
 // Handler serves the diary pages and the owner's photos.
 type Handler struct {
+	w        *writer
 	store    *Store
 	users    *user.Store
 	photos   *photo.Store
@@ -69,8 +69,11 @@ type Deps struct {
 
 // NewHandler returns the diary pages.
 func NewHandler(d Deps) *Handler {
-	return &Handler{store: d.Store, users: d.Users, photos: d.Photos, server: d.Server, pipeline: d.Pipeline, pages: d.Pages, now: d.Now, log: d.Log,
-		uploads: limit.New(limit.Rule{Every: UploadEvery, Burst: UploadBurst, MaxKeys: uploadKeys}, d.Now)}
+	return &Handler{
+		w:     &writer{rows: d.Store, objects: d.Photos, forget: d.Server.Cache().Forget, log: d.Log},
+		store: d.Store, users: d.Users, photos: d.Photos, server: d.Server, pipeline: d.Pipeline, pages: d.Pages, now: d.Now, log: d.Log,
+		uploads: limit.New(limit.Rule{Every: UploadEvery, Burst: UploadBurst, MaxKeys: uploadKeys}, d.Now),
+	}
 }
 
 type listPage struct {
@@ -192,14 +195,24 @@ type formPage struct {
 	// the owner's input.
 	Fresh     bool
 	FixedDate bool
-	// PhotoLost says a valid photo came with a form that had to be
-	// corrected: browsers cannot keep a chosen file, so it must be chosen
-	// again.
-	PhotoLost bool
+	// Kept is the photo kept from an earlier submission of the form (a
+	// pending upload), shown and carried by its token; nil if none.
+	Kept *photo.Pending
+	// Conflict is the latest version of a meal another window changed
+	// after this form was opened, shown beside this form's values;
+	// ConflictNote says what was saved all the same.
+	Conflict     *Meal
+	ConflictNote string
+	// MsgEmpty and MsgFuture are the form-level messages, for the page
+	// script's own checks and to tell the future-date error apart.
+	MsgEmpty, MsgFuture string
 }
 
 func (h *Handler) renderForm(w http.ResponseWriter, r *http.Request, status int, p *formPage) error {
-	p.Kinds = Kinds
+	p.Kinds, p.MsgEmpty, p.MsgFuture = Kinds, MsgEmpty, MsgFuture
+	if p.Form.Errors == nil {
+		p.Form.Errors = map[string]string{}
+	}
 	if p.Title == "" {
 		p.Title = "Add a meal"
 		if p.Edit {
@@ -225,85 +238,6 @@ func (h *Handler) New(w http.ResponseWriter, r *http.Request) error {
 // middleware: a wiring mistake, never the user's.
 var errFormNotRead = errors.New("meal: form not read: the route needs web.Form (routes.go)")
 
-// Create logs a new meal, with its photo if one was chosen, and shows its
-// month. The route's web.Form has read the form (multipart or
-// url-encoded) within MaxFormBytes. The order keeps a failure clean: both photo copies are put first,
-// tagged with their photo_v; then the meal row is written (conditional);
-// if that fails the new objects are deleted again.
-func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
-	if r.Form == nil {
-		return errFormNotRead
-	}
-	ctx := r.Context()
-	u := user.FromContext(ctx)
-	if err := h.allowUpload(w, r, u.ID); err != nil {
-		return err
-	}
-	f := FormFrom(r.Form)
-	m, ok := f.Validate(false)
-	proc, err := h.processUpload(r, &f)
-	if err != nil {
-		return err
-	}
-	if !ok || f.Errors["photo"] != "" {
-		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == "", PhotoLost: proc != nil})
-	}
-	now := h.now().UTC()
-	m.UserID, m.CreatedAt, m.UpdatedAt = u.ID, now, now
-	if proc != nil {
-		tod, _ := ParseTimeOfDay(m.Time)
-		m.ID = NewID(tod)
-		setPhoto(&m, proc, photo.Version(now.UnixNano()))
-		if err := h.putPhoto(ctx, &m, proc); err != nil {
-			return err
-		}
-	}
-	if err := h.store.Create(ctx, &m); err != nil {
-		if proc != nil {
-			h.deletePhoto(ctx, u.ID, m.PhotoKeys())
-		}
-		return err
-	}
-	h.adoptTimeZone(r, u)
-	if proc != nil && f.DateTimeDefault() && farFrom(proc.Taken, m.Date, m.Time) {
-		// Date and time were left at their defaults, but the photo was
-		// taken at another time: offer to move the meal there (camera-roll
-		// backfill).
-		web.Redirect(w, r, "/meals/"+m.Date+"/"+m.ID+"/edit?offer=taken")
-		return nil
-	}
-	web.SetFlash(w, "Meal saved.")
-	web.Redirect(w, r, "/meals?month="+m.Date[:7]+"#meal-"+m.ID)
-	return nil
-}
-
-// adoptTimeZone saves the device's time zone (sent by the page script) as
-// the account's, if the account has none yet: "default from the browser".
-func (h *Handler) adoptTimeZone(r *http.Request, u *user.User) {
-	tz := r.Form.Get("tz")
-	if u.TimeZone != "" || !user.ValidTimeZone(tz) {
-		return
-	}
-	if err := h.users.SetTimeZone(r.Context(), u.ID, tz); err != nil {
-		h.log.Warn("could not save time zone", "user_id", u.ID, "err", err)
-	}
-}
-
-// mealFromURL loads the signed-in owner's meal named by the {date} and
-// {meal_id} URL parameters. Malformed parameters, missing meals and other
-// people's meals are all the same 404.
-func (h *Handler) mealFromURL(r *http.Request) (*Meal, error) {
-	d, id, ok := keyFromURL(r)
-	if !ok {
-		return nil, errNoMeal
-	}
-	m, err := h.store.Get(r.Context(), user.ID(r.Context()), d, id)
-	if errors.Is(err, ErrNotFound) {
-		return nil, errNoMeal
-	}
-	return m, err
-}
-
 // keyFromURL reads and checks the {date} and {meal_id} URL parameters.
 func keyFromURL(r *http.Request) (Date, string, bool) {
 	d, err := ParseDate(chi.URLParam(r, "date"))
@@ -314,12 +248,11 @@ func keyFromURL(r *http.Request) (Date, string, bool) {
 	return d, id, true
 }
 
-var errNoMeal = &web.Error{Status: http.StatusNotFound, Title: "Meal not found", Msg: "There is no such meal in your diary. It may have been deleted."}
-
-// Edit shows the edit form; date and time are shown but cannot change.
+// Edit shows the edit form. Date and time can change: saving a new one
+// moves the meal.
 func (h *Handler) Edit(w http.ResponseWriter, r *http.Request) error {
-	m, err := h.mealFromURL(r)
-	if err != nil {
+	m, found, err := h.load(w, r)
+	if !found {
 		return err
 	}
 	return h.renderForm(w, r, http.StatusOK, h.editPage(m, FormOf(m), r.URL.Query().Get("offer")))
@@ -338,115 +271,3 @@ func (h *Handler) editPage(m *Meal, f Form, offer string) *formPage {
 }
 
 func editAction(m *Meal) string { return "/meals/" + m.Date + "/" + m.ID }
-
-// Update saves the edit form: the fields, and a new photo or "remove
-// photo". The meal row write is conditional on the version the form was
-// opened on: editing a meal deleted meanwhile, or changed in another window,
-// says so and writes nothing. A new photo's objects are put before the row
-// (replacing the old bytes under the same keys, each tagged with its
-// version, so every URL still gets the bytes of its own version); if the
-// meal turns out to be gone they are deleted again. A removed photo's objects
-// are deleted after the row.
-func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
-	if r.Form == nil {
-		return errFormNotRead
-	}
-	ctx := r.Context()
-	if err := h.allowUpload(w, r, user.ID(ctx)); err != nil {
-		return err
-	}
-	cur, err := h.mealFromURL(r)
-	if err != nil {
-		return err
-	}
-	f := FormFrom(r.Form)
-	edit, ok := f.Validate(true)
-	proc, err := h.processUpload(r, &f)
-	if err != nil {
-		return err
-	}
-	f.Date, f.Time = cur.Date, cur.HHMM()
-	if !ok || f.Errors["photo"] != "" {
-		p := h.editPage(cur, f, "")
-		p.PhotoLost = proc != nil
-		return h.renderForm(w, r, http.StatusUnprocessableEntity, p)
-	}
-	if r.Form.Get("version") != strconv.FormatInt(cur.Version, 10) {
-		return errChanged
-	}
-	remove := r.Form.Get("remove_photo") == "1" && proc == nil
-	apply := func(m *Meal) {
-		m.Kind, m.Notes = edit.Kind, edit.Notes
-		m.Kcal, m.ProteinG, m.CarbsG, m.FatG = edit.Kcal, edit.ProteinG, edit.CarbsG, edit.FatG
-		m.Hunger, m.Fullness = edit.Hunger, edit.Fullness
-		m.UpdatedAt = h.now().UTC()
-	}
-	apply(cur)
-	oldKeys := cur.PhotoKeys()
-	hadPhoto := cur.HasPhoto()
-	if proc != nil {
-		v := photo.Version(max(h.now().UnixNano(), int64(cur.PhotoV)+1))
-		setPhoto(cur, proc, v)
-		if err := h.putPhoto(ctx, cur, proc); err != nil {
-			return err
-		}
-	} else if remove {
-		cur.clearPhoto()
-	}
-	err = h.store.Update(ctx, cur)
-	if errors.Is(err, ErrConflict) && proc != nil {
-		// Changed in the moment between reading and writing, after the new
-		// photo's bytes replaced the old: record the new photo on the latest
-		// version, so the row and the objects agree, and report the other
-		// fields as not saved.
-		latest, lerr := h.mealFromURL(r)
-		if lerr != nil {
-			err = lerr
-		} else {
-			setPhoto(latest, proc, cur.PhotoV)
-			latest.UpdatedAt = h.now().UTC()
-			if err = h.store.Update(ctx, latest); err == nil {
-				return &web.Error{Status: http.StatusConflict, Title: "Meal changed meanwhile", Msg: "This meal was changed in another window after you opened it. Your new photo was saved; your other changes were not. Open the meal again to see it."}
-			}
-		}
-	}
-	switch {
-	case errors.Is(err, ErrNotFound), errors.Is(err, errNoMeal):
-		if proc != nil {
-			h.deletePhoto(ctx, cur.UserID, oldKeys)
-		}
-		return &web.Error{Status: http.StatusNotFound, Title: "Meal not found", Msg: "This meal no longer exists (it may have been deleted in another window), so nothing was saved."}
-	case errors.Is(err, ErrConflict):
-		return errChanged
-	case err != nil:
-		return err
-	}
-	if remove && hadPhoto {
-		h.deletePhoto(ctx, cur.UserID, oldKeys)
-	}
-	web.SetFlash(w, "Changes saved.")
-	web.Redirect(w, r, "/meals?month="+cur.Date[:7]+"#meal-"+cur.ID)
-	return nil
-}
-
-var errChanged = &web.Error{Status: http.StatusConflict, Title: "Meal changed meanwhile", Msg: "This meal was changed in another window after you opened it, so nothing was saved. Open it again to see the latest version."}
-
-// Delete removes a meal and shows its month.
-func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) error {
-	d, id, ok := keyFromURL(r)
-	if !ok {
-		return errNoMeal
-	}
-	old, err := h.store.Delete(r.Context(), user.ID(r.Context()), d, id)
-	if errors.Is(err, ErrNotFound) {
-		return errNoMeal
-	} else if err != nil {
-		return err
-	}
-	if old.HasPhoto() {
-		h.deletePhoto(r.Context(), old.UserID, old.PhotoKeys())
-	}
-	web.SetFlash(w, "Meal deleted.")
-	web.Redirect(w, r, "/meals?month="+d.Month().String())
-	return nil
-}

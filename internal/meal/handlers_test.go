@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func signedIn(t testing.TB) (*apptest.App, *apptest.Client) {
 }
 
 func mealForm(kv ...string) url.Values {
-	v := url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}}
+	v := url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}, "notes": {"a meal"}}
 	for i := 0; i+1 < len(kv); i += 2 {
 		v.Set(kv[i], kv[i+1])
 	}
@@ -267,18 +268,20 @@ func TestEditMeal(t *testing.T) {
 		t.Fatalf("edit page = %d", page.StatusCode)
 	}
 	doc := page.Doc()
-	for _, id := range []string{"#date", "#time"} {
-		if _, disabled := doc.Find(id).Attr("disabled"); !disabled {
-			t.Errorf("%s is not disabled on the edit form", id)
+	for id, want := range map[string]string{"#date": "2026-09-01", "#time": "12:30", "#fat_g": "12.5"} {
+		v, _ := doc.Find(id).Attr("value")
+		_, disabled := doc.Find(id).Attr("disabled")
+		if v != want || disabled {
+			t.Errorf("%s = %q (disabled %v), want %q, editable", id, v, disabled, want)
 		}
 	}
-	if v, _ := doc.Find("#fat_g").Attr("value"); v != "12.5" {
-		t.Errorf("fat_g shown as %q, want 12.5", v)
+	if doc.Find(".move-box").Length() != 0 {
+		t.Error("the edit page still has a separate move form")
 	}
 	version, _ := doc.Find(`input[name=version]`).Attr("value")
 
-	// Notes edited, fat blanked; a date and time sent anyway are ignored.
-	resp := c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("date", "2026-10-05", "time", "09:00", "notes", "soup, then fruit", "kcal", "300", "fat_g", "", "version", version))
+	// Notes edited, fat blanked, same date and time: saved in place.
+	resp := c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("notes", "soup, then fruit", "kcal", "300", "fat_g", "", "version", version))
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("update = %d; body %s", resp.StatusCode, resp.Body)
 	}
@@ -290,17 +293,29 @@ func TestEditMeal(t *testing.T) {
 		t.Errorf("created_at changed from %v to %v", m.CreatedAt, ms[0].CreatedAt)
 	}
 
-	// The form opened before that edit is now stale; a crafted form
-	// without a version is refused the same way.
-	for _, v := range []string{version, ""} {
-		resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("notes", "old tab", "version", v))
-		if resp.StatusCode != http.StatusConflict {
-			t.Errorf("edit with version %q = %d, want 409", v, resp.StatusCode)
-		}
+	// The form opened before that edit is now stale: 409, the form again
+	// with this window's text, and the other version shown beside it.
+	resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("notes", "old tab", "version", version))
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("edit from a stale form = %d, want 409", resp.StatusCode)
+	}
+	if got := resp.Text("#notes"); got != "old tab" {
+		t.Errorf("conflict form notes = %q, want this window's text", got)
+	}
+	if got := resp.Text("#conflict .notes"); got != "soup, then fruit" {
+		t.Errorf("conflict shows the other version's notes as %q", got)
+	}
+	newVersion, _ := resp.Doc().Find(`input[name=version]`).Attr("value")
+	if newVersion != strconv.FormatInt(ms[0].Version, 10) {
+		t.Errorf("conflict form carries version %q, want the latest %d, to save over it", newVersion, ms[0].Version)
+	}
+	// A crafted form without a version is refused the same way.
+	if resp := c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("notes", "no version", "version", "")); resp.StatusCode != http.StatusConflict {
+		t.Errorf("edit without a version = %d, want 409", resp.StatusCode)
 	}
 
 	// Bad input on edit: 422, nothing written.
-	resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("kcal", "-1", "version", "2"))
+	resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("kcal", "-1", "version", newVersion))
 	if resp.StatusCode != http.StatusUnprocessableEntity {
 		t.Errorf("bad edit = %d, want 422", resp.StatusCode)
 	}
@@ -308,16 +323,30 @@ func TestEditMeal(t *testing.T) {
 		t.Errorf("bad edit wrote kcal %s", got.Kcal)
 	}
 
-	// Deleted meanwhile: the edit says so and does not bring it back.
-	if resp := c.PostForm("/meals/2026-09-01/"+m.ID+"/delete", nil); resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("delete = %d", resp.StatusCode)
+	// A new date and time move the meal, with the other edits.
+	resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("date", "2026-10-05", "time", "09:00", "notes", "moved soup", "kcal", "310", "version", newVersion))
+	ms = allMeals(t, app, admin)
+	if resp.StatusCode != http.StatusSeeOther || len(ms) != 1 || ms[0].Date != "2026-10-05" || ms[0].Time != "09:00:00" || ms[0].Notes != "moved soup" || ms[0].Kcal.String() != "310" {
+		t.Fatalf("move by edit = %d, meals %+v", resp.StatusCode, ms)
 	}
-	resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("notes", "too late", "version", "2"))
-	if resp.StatusCode != http.StatusNotFound || resp.Text("h1") != "Meal not found" {
-		t.Errorf("edit after delete = %d %q, want 404 Meal not found", resp.StatusCode, resp.Text("h1"))
+	if want := "/meals?month=2026-10#meal-" + ms[0].ID; resp.Location() != want {
+		t.Errorf("after the move: %q, want %q", resp.Location(), want)
 	}
-	if n := len(allMeals(t, app, admin)); n != 0 {
-		t.Errorf("%d meals after edit of a deleted meal, want 0", n)
+	// The old address says the meal moved or was deleted, linking to its day.
+	for _, stale := range []string{editURL, "/meals/2026-09-01/" + m.ID} {
+		var r *apptest.Response
+		if strings.HasSuffix(stale, "/edit") {
+			r = c.Get(stale)
+		} else {
+			r = c.PostForm(stale, mealForm("notes", "too late", "version", newVersion))
+		}
+		href, _ := r.Doc().Find("#gone a.button").Attr("href")
+		if r.StatusCode != http.StatusNotFound || r.Text("h1") != "Meal moved or deleted" || href != "/meals?from=2026-09-01&to=2026-09-01" {
+			t.Errorf("%s after the move = %d %q → %q, want 404 Meal moved or deleted linking to the day", stale, r.StatusCode, r.Text("h1"), href)
+		}
+	}
+	if n := len(allMeals(t, app, admin)); n != 1 {
+		t.Errorf("%d meals after editing the old address, want 1", n)
 	}
 }
 
@@ -391,7 +420,7 @@ func TestTimeZoneWithoutJS(t *testing.T) {
 			}
 			// Submit the defaults as a browser without JS would.
 			kind, _ := doc.Find(`input[name=kind][checked]`).Attr("value")
-			resp := c.PostForm("/meals", url.Values{"date": {date}, "time": {tod}, "kind": {kind}})
+			resp := c.PostForm("/meals", url.Values{"date": {date}, "time": {tod}, "kind": {kind}, "notes": {"late snack"}})
 			if resp.StatusCode != http.StatusSeeOther {
 				t.Fatalf("POST = %d; body %s", resp.StatusCode, resp.Body)
 			}

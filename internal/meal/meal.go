@@ -121,6 +121,12 @@ func (m *Meal) clearPhoto() {
 	m.PhotoV, m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH, m.PhotoTaken = 0, 0, 0, 0, 0, ""
 }
 
+// TakenTime returns the photo's capture time (PhotoTaken) as a wall-clock
+// time, or an error if there is none.
+func (m *Meal) TakenTime() (time.Time, error) {
+	return time.Parse("2006-01-02T15:04:05", m.PhotoTaken)
+}
+
 // HHMM returns the meal's time as "HH:MM".
 func (m *Meal) HHMM() string {
 	if len(m.Time) >= 5 {

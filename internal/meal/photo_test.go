@@ -389,28 +389,6 @@ func TestNoOfferForARecentPhoto(t *testing.T) {
 	}
 }
 
-func TestValidPhotoWithBadFieldAsksAgain(t *testing.T) {
-	t.Parallel()
-	app, c := signedIn(t)
-	resp := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "kcal", "-5",
-		"date", "2026-08-01", "time", "13:00", "default_date", "2026-09-01", "default_time", "12:30")
-	if resp.StatusCode != http.StatusUnprocessableEntity {
-		t.Fatalf("status = %d, want 422", resp.StatusCode)
-	}
-	doc := resp.Doc()
-	if doc.Find("#photo-lost").Length() != 1 {
-		t.Error("no notice that the photo must be chosen again")
-	}
-	// The original defaults travel on, so the owner's own date still counts
-	// as chosen after the correction.
-	if v, _ := doc.Find(`input[name=default_date]`).Attr("value"); v != "2026-09-01" {
-		t.Errorf("default_date = %q, want 2026-09-01 kept", v)
-	}
-	if len(objects(t, app)) != 0 || len(allMeals(t, app, admin)) != 0 {
-		t.Error("something was stored for a refused form")
-	}
-}
-
 func TestMoveMeal(t *testing.T) {
 	t.Parallel()
 	app, c := signedIn(t)

@@ -179,6 +179,37 @@ func mustDate(s string) Date {
 	return d
 }
 
+// DeleteVersion removes m's row only if it is still at m.Version (the last
+// step of a move: the row moved away must be the one that was copied). It
+// returns ErrConflict if the row changed meanwhile and ErrNotFound if it is
+// gone.
+func (s *Store) DeleteVersion(ctx context.Context, m *Meal) error {
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("sk")).
+		And(expression.Name("version").Equal(expression.Value(m.Version)))).Build()
+	if err != nil {
+		return fmt.Errorf("meal: delete version: %w", err)
+	}
+	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 key(m.UserID, m.SK),
+		ConditionExpression:                 cond.Condition(),
+		ExpressionAttributeNames:            cond.Names(),
+		ExpressionAttributeValues:           cond.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if dynamo.IsConditionFailed(err) {
+		var cf *types.ConditionalCheckFailedException
+		if errors.As(err, &cf) && len(cf.Item) > 0 {
+			return fmt.Errorf("meal: delete version: %w", ErrConflict)
+		}
+		return fmt.Errorf("meal: delete version: %w", ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("meal: delete version: %w", err)
+	}
+	return nil
+}
+
 // Delete removes the meal id of userID on date d and returns it as it was,
 // or ErrNotFound if there was none.
 func (s *Store) Delete(ctx context.Context, userID string, d Date, id string) (*Meal, error) {

@@ -74,6 +74,7 @@ func New(d Deps) http.Handler {
 		r.Use(d.Auth.ReadOnlySession)
 		r.Use(d.Auth.RequireUser)
 		r.Get("/photo/{date}/{meal_id}", d.Pages.Handle(d.Meals.Photo))
+		r.Get("/photo/pending/{token}", d.Pages.Handle(d.Meals.PendingPhoto))
 	})
 
 	// Share recipients: no session, no sign-in; the token is the only

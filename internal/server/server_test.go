@@ -67,6 +67,7 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 		{admin, "/meals?month=2026-09"},
 		{admin, "/meals?from=2026-08-30&to=2026-09-02"},
 		{admin, "/meals/new"},
+		{admin, "/meals/2026-09-01/000000-000000/edit"},
 		{admin, "/meals/2026-09-01/" + ms[0].ID + "/edit"},
 		{admin, ms[0].ThumbURL()},
 		{admin, "/account"},

@@ -1,11 +1,9 @@
 package share_test
 
 import (
-	"context"
 	"fmt"
 	"image/color"
 	"net/http"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,19 +17,6 @@ import (
 
 	"ndiro/internal/apptest"
 )
-
-// chromiumPath finds Debian's Chromium, or skips the test saying how to get
-// it.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("Chromium not found; install it with: apt-get install -y chromium")
-	return ""
-}
 
 // photoLog records the status of every share photo request that reaches
 // the server.
@@ -73,10 +58,7 @@ func (l *photoLog) len() int {
 // (the browser's cached copy must be revalidated) and is refused, and so
 // is every thumbnail the browser had cached; the page itself is gone.
 func TestBrowserRevokeStopsPhotos(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives a browser")
-	}
-	bin := chromiumPath(t)
+	t.Parallel()
 	var log photoLog
 	app := apptest.New(t, apptest.Options{Wrap: log.wrap})
 	owner := signUp(t, app, ownerEmail, ownerName)
@@ -84,26 +66,7 @@ func TestBrowserRevokeStopsPhotos(t *testing.T) {
 	addMeal(t, app, owner, ownerEmail, "2026-09-03", "19:00", "dinner", jpegOf(t, 64, 48, color.RGBA{40, 40, 200, 255}))
 	tok := createShare(t, owner, shareForm())
 
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(bin),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(412, 915),
-	)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
+	ctx := apptest.Browser(t, 412, 915, 2*time.Minute)
 
 	// 1. The link, with both thumbnails loaded.
 	loaded := poll(`(() => { const i = [...document.querySelectorAll("main img")]; return i.length === 2 && i.every(x => x.complete && x.naturalWidth > 0); })()`)
@@ -204,10 +167,7 @@ func jsList(ss []string) string {
 // each with a photo, a note and numbers) with Chromium's print-to-PDF,
 // honouring the page's own print CSS: one landscape page.
 func TestBrowserWeekPrintsOnOnePage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives a browser")
-	}
-	bin := chromiumPath(t)
+	t.Parallel()
 	app := apptest.New(t)
 	owner := signUp(t, app, ownerEmail, ownerName)
 	img := jpegOf(t, 64, 48, color.RGBA{120, 90, 60, 255})
@@ -220,15 +180,7 @@ func TestBrowserWeekPrintsOnOnePage(t *testing.T) {
 	}
 	tok := createShare(t, owner, shareForm())
 
-	ctx, cancel := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-dev-shm-usage", true))
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
+	ctx := apptest.Browser(t, 1280, 800, 2*time.Minute)
 	loaded := poll(`[...document.images].length === 28 && [...document.images].every(i => i.complete && i.naturalWidth > 0)`)
 	if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+"/s/"+tok+"/week?start=2026-09-01"), loaded); err != nil {
 		t.Fatalf("week page: %v", err)

@@ -19,13 +19,12 @@ import (
 // 2 Sep (inside the shared 1–14 Sep) and on 20 Sep (outside), another
 // owner's meal on 3 Sep, and the owner's links in every state.
 type world struct {
-	app                   *apptest.App
-	owner, other, admin   *apptest.Client
-	inRange, outOfRange   meal.Meal
-	othersMeal            meal.Meal
-	valid, expired        string
-	revoked, unknown      string
-	ownerID, otherOwnerID string
+	app                 *apptest.App
+	owner, other, admin *apptest.Client
+	inRange, outOfRange meal.Meal
+	othersMeal          meal.Meal
+	valid, expired      string
+	revoked, unknown    string
 }
 
 func newWorld(t *testing.T, opts ...apptest.Options) *world {
@@ -49,8 +48,6 @@ func newWorld(t *testing.T, opts ...apptest.Options) *world {
 	app.Clock.Advance(8 * 24 * time.Hour) // the 7-day link is now expired
 	return w
 }
-
-func isPhotoRoute(path string) bool { return strings.Contains(path, "/photo/") }
 
 // checkRecipientHeaders checks what every response under /s/ must carry,
 // whatever its status, and that it sets no cookie.

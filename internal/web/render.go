@@ -80,11 +80,6 @@ const internalErrorMsg = "Something went wrong on our side. Please try again in 
 
 // baseFuncs are the template functions: few, pure, formatting only.
 var baseFuncs = template.FuncMap{
-	// numfield bundles one form input's name, label, value and error for
-	// the "numfield" partial.
-	"numfield": func(name, label, value, err string) Field {
-		return Field{Name: name, Label: label, Value: value, Err: err}
-	},
 	"date": func(t time.Time) string { return t.Format("2 Jan 2006") },
 	"datetime": func(t time.Time) string {
 		return t.UTC().Format("2 Jan 2006 15:04 UTC")

@@ -1,0 +1,56 @@
+package apptest
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// ChromiumPath finds Debian's Chromium, or skips the test saying how to
+// get it (`.ci/run` installs it).
+func ChromiumPath(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("Chromium not found; install it with: apt-get install -y chromium")
+	return ""
+}
+
+// Browser starts headless Chromium with a window of width×height CSS
+// pixels and returns a chromedp context for it, ended with the test (and
+// after timeout at the latest). It skips the test under -short or without
+// Chromium.
+func Browser(t testing.TB, width, height int, timeout time.Duration) context.Context {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives a browser")
+	}
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(ChromiumPath(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		// The machine has no network: no background fetches.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(width, height),
+	)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(alloc)
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, timeout)
+	t.Cleanup(cancel3)
+	return ctx
+}

@@ -1,0 +1,187 @@
+package meal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"ndiro/internal/photo"
+	"ndiro/internal/user"
+	"ndiro/internal/web"
+)
+
+// OfferAfter is how far a photo's capture time must be from the meal's date
+// and time before moving the meal there is offered: a photo taken just now
+// is the meal being logged.
+const OfferAfter = time.Hour
+
+// farFrom reports whether the camera time taken (zero if unknown) is more
+// than OfferAfter from the meal's date and time, both wall clocks.
+func farFrom(taken time.Time, date, tod string) bool {
+	if taken.IsZero() {
+		return false
+	}
+	at, err := time.Parse("2006-01-02 15:04:05", date+" "+tod)
+	if err != nil {
+		return false
+	}
+	d := taken.Sub(at)
+	return d > OfferAfter || d < -OfferAfter
+}
+
+// allowUpload spends one of owner's uploads (UploadBurst) if the form
+// carries a chosen photo, before anything is decoded; a form without one
+// (a photo kept from before included) costs nothing. Out of uploads, it
+// returns the 429 with Retry-After.
+func (h *Handler) allowUpload(w http.ResponseWriter, r *http.Request, owner string) error {
+	if !hasPhoto(r) {
+		return nil
+	}
+	if ok, wait := h.uploads.Allow(owner); !ok {
+		return web.TooManyRequests(w, wait, fmt.Sprintf("Photos came faster than ndiro takes them (%d at once, then one every %d seconds), so this one was not saved.", UploadBurst, int(UploadEvery/time.Second)))
+	}
+	return nil
+}
+
+// hasPhoto reports whether r's multipart form carries a chosen photo.
+func hasPhoto(r *http.Request) bool {
+	if r.MultipartForm == nil {
+		return false
+	}
+	for _, fh := range r.MultipartForm.File["photo"] {
+		if fh.Filename != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// readUpload returns the photo a submitted form brings: a chosen file run
+// through the pipeline, or else the upload kept from an earlier submission
+// (f.Pending). A refused file, or a kept upload that has expired, becomes
+// the form's "photo" message; only failures of ours are errors. The zero
+// upload means no photo.
+func (h *Handler) readUpload(r *http.Request, f *Form, now time.Time) (upload, error) {
+	up := upload{taken: f.TakenAt(now)}
+	if r.MultipartForm != nil {
+		for _, fh := range r.MultipartForm.File["photo"] {
+			if fh.Filename == "" {
+				continue // an input left empty
+			}
+			file, err := fh.Open()
+			if err != nil {
+				return up, err
+			}
+			data, err := io.ReadAll(file)
+			file.Close()
+			if err != nil {
+				return up, err
+			}
+			proc, err := h.pipeline.Process(r.Context(), data)
+			if err != nil {
+				msg, ok := photoMessage(err)
+				if !ok {
+					return up, err
+				}
+				f.Errors["photo"] = msg
+				return up, nil
+			}
+			// A new photo replaces one kept from before.
+			f.Pending = ""
+			up.proc = proc
+			return up, nil
+		}
+	}
+	if f.Pending == "" {
+		return up, nil
+	}
+	p, err := h.photos.LookPending(r.Context(), user.ID(r.Context()), f.Pending, now)
+	if errors.Is(err, photo.ErrPendingGone) {
+		f.Pending = ""
+		f.Errors["photo"] = "The photo kept from before has expired; choose it again."
+		return up, nil
+	}
+	if err != nil {
+		return up, err
+	}
+	up.pending = p
+	return up, nil
+}
+
+// keep stores a photo that came with a form that must be corrected as a
+// pending upload, so the corrected form needs no new upload: browsers
+// cannot keep a chosen file, and a camera picture is not in the library.
+func (h *Handler) keep(r *http.Request, f *Form, up *upload) error {
+	if up.proc == nil {
+		return nil
+	}
+	tok, err := h.photos.KeepPending(r.Context(), user.ID(r.Context()), up.proc)
+	if err != nil {
+		return err
+	}
+	f.Pending = tok
+	up.pending = &photo.Pending{Token: tok, Width: up.proc.Width, Height: up.proc.Height, ThumbWidth: up.proc.ThumbWidth, ThumbHeight: up.proc.ThumbHeight, Taken: up.proc.Taken}
+	up.proc = nil
+	return nil
+}
+
+// photoMessage words a pipeline refusal for the form.
+func photoMessage(err error) (string, bool) {
+	for _, e := range []error{photo.ErrEmpty, photo.ErrUnsupported, photo.ErrHEIC, photo.ErrTooLarge, photo.ErrDamaged} {
+		if errors.Is(err, e) {
+			msg := e.Error()
+			return strings.ToUpper(msg[:1]) + msg[1:] + ".", true
+		}
+	}
+	return "", false
+}
+
+// Photo serves the signed-in owner's photo /photo/{date}/{meal_id}?v=…
+// (&size=thumb). The key is built from the session's user, so another
+// owner's date and meal ID name an object that does not exist: 404, even
+// when that photo is in the cache.
+func (h *Handler) Photo(w http.ResponseWriter, r *http.Request) error {
+	d, id, ok := keyFromURL(r)
+	size, sizeOK := photo.ParseSize(r.URL.Query().Get("size"))
+	if !ok || !sizeOK {
+		return errNoPhoto
+	}
+	uid := user.ID(r.Context())
+	err := h.server.Serve(w, r, uid, photo.Key(uid, d.String(), id, size), r.URL.Query().Get("v"), photo.OwnerCacheControl)
+	if photo.IsNotFound(err) {
+		return errNoPhoto
+	}
+	return err
+}
+
+// PendingPhoto serves a copy of the signed-in owner's kept upload
+// /photo/pending/{token}(?size=thumb), for the corrected form to show. It
+// is short-lived: not cached anywhere.
+func (h *Handler) PendingPhoto(w http.ResponseWriter, r *http.Request) error {
+	size, ok := photo.ParseSize(r.URL.Query().Get("size"))
+	uid := user.ID(r.Context())
+	if _, err := h.photos.LookPending(r.Context(), uid, chi.URLParam(r, "token"), h.now()); !ok || err != nil {
+		if err != nil && !errors.Is(err, photo.ErrPendingGone) {
+			return err
+		}
+		return errNoPhoto
+	}
+	obj, err := h.photos.Get(r.Context(), uid, photo.PendingKey(uid, chi.URLParam(r, "token"), size))
+	if photo.IsNotFound(err) {
+		return errNoPhoto
+	}
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "image/jpeg")
+	w.Header().Set("Cache-Control", "private, no-store")
+	_, err = w.Write(obj.Body)
+	return err
+}
+
+var errNoPhoto = &web.Error{Status: http.StatusNotFound, Title: "Photo not found", Msg: "There is no such photo in your diary."}

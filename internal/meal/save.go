@@ -1,0 +1,268 @@
+package meal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"ndiro/internal/photo"
+)
+
+// The stores a meal write spans, as small interfaces so that a fake can
+// fail any step (STYLE.md): *Store and *photo.Store are the real ones.
+type (
+	rows interface {
+		Create(ctx context.Context, m *Meal) error
+		Update(ctx context.Context, m *Meal) error
+		DeleteVersion(ctx context.Context, m *Meal) error
+	}
+	objects interface {
+		Put(ctx context.Context, key string, body []byte, v photo.Version) error
+		Copy(ctx context.Context, ownerID, from, to string) error
+		Delete(ctx context.Context, ownerID string, keys ...string) error
+		AdoptPending(ctx context.Context, userID, tok string, keys []string, v photo.Version) error
+		DropPending(ctx context.Context, userID, tok string) error
+	}
+)
+
+// writer saves meals across the meals table and the photo bucket in an
+// order that keeps a failure clean (DESIGN.md, photos): objects are put
+// before the row that names them and deleted after the row that named them
+// is gone, so a failure part-way leaves at worst objects no row names
+// (which the admin monitor finds), never a row whose photo is missing.
+type writer struct {
+	rows    rows
+	objects objects
+	// forget drops a key's bytes from the photo cache.
+	forget func(key string)
+	log    *slog.Logger
+}
+
+// upload is the photo a save brings: bytes just processed, or an upload
+// kept from an earlier submission of the form. The zero value is none.
+type upload struct {
+	proc    *photo.Processed
+	pending *photo.Pending
+	// taken overrides the photo's own capture time when it has none (the
+	// browser downscaled it, dropping EXIF, and sent the time apart).
+	taken time.Time
+}
+
+func (u upload) present() bool { return u.proc != nil || u.pending != nil }
+
+// record writes the upload's sizes and capture time on m as the photo of
+// version v.
+func (u upload) record(m *Meal, v photo.Version) {
+	taken := u.taken
+	if u.proc != nil {
+		m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH = u.proc.Width, u.proc.Height, u.proc.ThumbWidth, u.proc.ThumbHeight
+		if !u.proc.Taken.IsZero() {
+			taken = u.proc.Taken
+		}
+	} else {
+		m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH = u.pending.Width, u.pending.Height, u.pending.ThumbWidth, u.pending.ThumbHeight
+		if !u.pending.Taken.IsZero() {
+			taken = u.pending.Taken
+		}
+	}
+	m.PhotoV, m.PhotoTaken = v, ""
+	if !taken.IsZero() {
+		m.PhotoTaken = taken.Format("2006-01-02T15:04:05")
+	}
+}
+
+// put stores the upload as m's photo (m.PhotoV must be set) under
+// m.PhotoKeys(), and drops any cached bytes of those keys.
+func (w *writer) put(ctx context.Context, m *Meal, u upload) error {
+	keys := m.PhotoKeys()
+	if u.pending != nil {
+		if err := w.objects.AdoptPending(ctx, m.UserID, u.pending.Token, keys, m.PhotoV); err != nil {
+			w.drop(ctx, m.UserID, keys)
+			return err
+		}
+	} else {
+		if err := w.objects.Put(ctx, keys[0], u.proc.Display, m.PhotoV); err != nil {
+			return err
+		}
+		if err := w.objects.Put(ctx, keys[1], u.proc.Thumb, m.PhotoV); err != nil {
+			w.drop(ctx, m.UserID, keys[:1])
+			return err
+		}
+	}
+	for _, k := range keys {
+		w.forget(k)
+	}
+	return nil
+}
+
+// done drops the kept copies of an upload that is now a meal's photo. A
+// failure is logged: the bucket's lifecycle rule expires them anyway.
+func (w *writer) done(ctx context.Context, userID string, u upload) {
+	if u.pending == nil {
+		return
+	}
+	if err := w.objects.DropPending(context.WithoutCancel(ctx), userID, u.pending.Token); err != nil {
+		w.log.Warn("pending upload not dropped", "user_id", userID, "err", err)
+	}
+}
+
+// drop deletes photo objects and their cache entries. A failure is logged,
+// not returned: the change it follows has happened or been undone, and the
+// admin monitor finds objects no row names.
+func (w *writer) drop(ctx context.Context, ownerID string, keys []string) {
+	if err := w.objects.Delete(context.WithoutCancel(ctx), ownerID, keys...); err != nil {
+		w.log.Error("photo delete failed", "user_id", ownerID, "err", err)
+	}
+	for _, k := range keys {
+		w.forget(k)
+	}
+}
+
+// create writes m (UserID, Date, Time and fields set) as a new meal with
+// the upload, if any, as its photo of version v.
+func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version) error {
+	if u.present() {
+		tod, err := ParseTimeOfDay(m.Time)
+		if err != nil {
+			return fmt.Errorf("meal: create: %w", err)
+		}
+		m.ID = NewID(tod)
+		u.record(m, v)
+		if err := w.put(ctx, m, u); err != nil {
+			return err
+		}
+	}
+	if err := w.rows.Create(ctx, m); err != nil {
+		if u.present() {
+			w.drop(ctx, m.UserID, m.PhotoKeys())
+		}
+		return err
+	}
+	w.done(ctx, m.UserID, u)
+	return nil
+}
+
+// change describes an edit: the new fields, the new date and time (which
+// may move the meal), and what happens to the photo.
+type change struct {
+	edited Meal // Kind, Notes, numbers, Date, Time
+	upload upload
+	remove bool // remove the photo (no upload)
+	now    time.Time
+}
+
+// apply copies the edit's fields onto m.
+func (c change) apply(m *Meal) {
+	m.Kind, m.Notes = c.edited.Kind, c.edited.Notes
+	m.Kcal, m.ProteinG, m.CarbsG, m.FatG = c.edited.Kcal, c.edited.ProteinG, c.edited.CarbsG, c.edited.FatG
+	m.Hunger, m.Fullness = c.edited.Hunger, c.edited.Fullness
+	m.UpdatedAt = c.now.UTC()
+}
+
+// moves reports whether the edit changes cur's date or time, which are
+// part of its key.
+func (c change) moves(cur *Meal) bool {
+	return c.edited.Date != cur.Date || c.edited.Time != cur.Time
+}
+
+// save applies c to cur, read at cur.Version, and returns the meal as
+// saved. Without a new date or time it is one conditional write in place:
+// ErrConflict if the meal changed since cur was read, ErrNotFound if it is
+// gone. A new date or time moves it: the photo is put (or copied,
+// server-side) under the new keys, the new row created, then the old row
+// deleted on the condition that it is still cur, then the old objects; a
+// conflict at that step undoes the new row and objects.
+func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
+	if c.moves(cur) {
+		return w.move(ctx, cur, c)
+	}
+	m := *cur
+	c.apply(&m)
+	oldKeys := cur.PhotoKeys()
+	if c.upload.present() {
+		c.upload.record(&m, photo.Version(max(c.now.UnixNano(), int64(cur.PhotoV)+1)))
+		// The new bytes replace the old under the same keys, each tagged
+		// with its version, so every URL still gets its own version's bytes.
+		if err := w.put(ctx, &m, c.upload); err != nil {
+			return nil, err
+		}
+	} else if c.remove {
+		m.clearPhoto()
+	}
+	err := w.rows.Update(ctx, &m)
+	if errors.Is(err, ErrConflict) && c.upload.present() {
+		// Changed between reading and writing, after the new photo's bytes
+		// replaced the old: the bytes stand, and the row must name them, so
+		// the caller reads the latest version and records the photo there.
+		return &m, errPhotoReplaced
+	}
+	switch {
+	case errors.Is(err, ErrNotFound):
+		if c.upload.present() {
+			w.drop(ctx, cur.UserID, oldKeys)
+		}
+		return nil, err
+	case err != nil:
+		return nil, err
+	}
+	if c.remove && cur.HasPhoto() {
+		w.drop(ctx, cur.UserID, oldKeys)
+	}
+	w.done(ctx, cur.UserID, c.upload)
+	return &m, nil
+}
+
+// errPhotoReplaced: an edit bringing a photo met a newer version of the
+// meal after the photo's bytes had replaced the old ones.
+var errPhotoReplaced = errors.New("meal changed meanwhile, after its photo was replaced")
+
+// move is save for an edit that changes the meal's date or time.
+func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
+	tod, err := ParseTimeOfDay(c.edited.Time)
+	if err != nil {
+		return nil, fmt.Errorf("meal: move: %w", err)
+	}
+	moved := *cur
+	c.apply(&moved)
+	moved.Date, moved.Time, moved.ID = c.edited.Date, tod.String(), NewID(tod)
+	switch {
+	case c.upload.present():
+		c.upload.record(&moved, photo.Version(max(c.now.UnixNano(), int64(cur.PhotoV)+1)))
+		if err := w.put(ctx, &moved, c.upload); err != nil {
+			return nil, err
+		}
+	case c.remove:
+		moved.clearPhoto()
+	case cur.HasPhoto():
+		from, to := cur.PhotoKeys(), moved.PhotoKeys()
+		for i := range from {
+			if err := w.objects.Copy(ctx, cur.UserID, from[i], to[i]); err != nil {
+				w.drop(ctx, cur.UserID, to[:i])
+				return nil, err
+			}
+		}
+	}
+	if err := w.rows.Create(ctx, &moved); err != nil {
+		if moved.HasPhoto() {
+			w.drop(ctx, cur.UserID, moved.PhotoKeys())
+		}
+		return nil, err
+	}
+	if err := w.rows.DeleteVersion(ctx, cur); err != nil {
+		// The old meal changed (or went) while it was copied: undo the copy.
+		// The undo is a delete of what this request just wrote.
+		if derr := w.rows.DeleteVersion(ctx, &moved); derr != nil {
+			w.log.Error("moved meal not undone", "user_id", cur.UserID, "err", derr)
+		} else if moved.HasPhoto() {
+			w.drop(ctx, cur.UserID, moved.PhotoKeys())
+		}
+		return nil, err
+	}
+	if cur.HasPhoto() {
+		w.drop(ctx, cur.UserID, cur.PhotoKeys())
+	}
+	w.done(ctx, cur.UserID, c.upload)
+	return &moved, nil
+}

@@ -1,0 +1,206 @@
+package meal_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"ndiro/internal/apptest"
+	"ndiro/internal/localenv"
+	"ndiro/internal/meal"
+	"ndiro/internal/photo"
+)
+
+// TestBadFieldKeepsPhoto: a form refused for a bad number keeps its photo
+// as a pending upload, shows it, and the corrected form saves it without a
+// new upload.
+func TestBadFieldKeepsPhoto(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	owner := localenv.Subject(admin)
+	resp := upload(c, "/meals", "phone-portrait-small.jpg", apptest.Photo(t, "phone-portrait-small.jpg"), "carbs_g", "65.25",
+		"date", "2026-08-01", "time", "13:00", "default_date", "2026-09-01", "default_time", "12:30")
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("status = %d, want 422", resp.StatusCode)
+	}
+	doc := resp.Doc()
+	if got := resp.Text("#carbs_g-err"); got != "Carbs (g) may have at most one decimal place." {
+		t.Errorf("carbs message = %q: it must name the field as its label does", got)
+	}
+	if label := resp.Text(`label[for=carbs_g]`); label != "Carbs (g)" {
+		t.Errorf("carbs label = %q", label)
+	}
+	tok, _ := doc.Find(`input[name=pending]`).Attr("value")
+	src, _ := doc.Find("#photo-kept img").Attr("src")
+	if tok == "" || src != "/photo/pending/"+tok+"?size=thumb" || !strings.Contains(resp.Text("#photo-kept"), "Photo kept") {
+		t.Fatalf("kept photo: token %q, img %q, text %q", tok, src, resp.Text("#photo-kept"))
+	}
+	if v, _ := doc.Find(`input[name=default_date]`).Attr("value"); v != "2026-09-01" {
+		t.Errorf("default_date = %q, want 2026-09-01 kept", v)
+	}
+	if got, want := objects(t, app), []string{photo.PendingKey(owner, tok, photo.SizeDisplay), photo.PendingKey(owner, tok, photo.SizeThumb)}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("objects = %v, want only the pending copies %v", got, want)
+	}
+	if n := len(allMeals(t, app, admin)); n != 0 {
+		t.Errorf("%d meals stored for a refused form", n)
+	}
+	thumb := c.Get(src)
+	if thumb.StatusCode != http.StatusOK || thumb.Header.Get("Content-Type") != "image/jpeg" || thumb.Header.Get("Cache-Control") != "private, no-store" {
+		t.Errorf("kept thumbnail = %d %q %q", thumb.StatusCode, thumb.Header.Get("Content-Type"), thumb.Header.Get("Cache-Control"))
+	}
+	// Nobody else can see it.
+	inv := c.CreateInvite(url.Values{"role": {"owner"}})
+	other := app.Client()
+	other.SignInVia("/login?invite="+inv, "other@example.com")
+	if r := other.Get(src); r.StatusCode != http.StatusNotFound {
+		t.Errorf("another owner's GET of the kept photo = %d, want 404", r.StatusCode)
+	}
+
+	// Corrected, with no new file: saved with the kept photo.
+	resp = c.PostMultipart("/meals", mealForm("carbs_g", "65.2", "date", "2026-08-01", "time", "13:00", "pending", tok))
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("corrected form = %d; %s", resp.StatusCode, resp.Text("main"))
+	}
+	ms := allMeals(t, app, admin)
+	if len(ms) != 1 || !ms[0].HasPhoto() || ms[0].PhotoW != 756 || ms[0].PhotoTaken != "2024-06-14T12:31:07" {
+		t.Fatalf("meals = %+v, want one with the kept 756-wide photo and its capture time", ms)
+	}
+	keys := ms[0].PhotoKeys()
+	sort.Strings(keys)
+	if got := objects(t, app); strings.Join(got, ",") != strings.Join(keys, ",") {
+		t.Errorf("objects = %v, want the meal's %v and no pending copies", got, keys)
+	}
+	if r := c.Get(ms[0].ThumbURL()); r.StatusCode != http.StatusOK || r.Body != thumb.Body {
+		t.Errorf("meal thumbnail = %d, same bytes as the kept one: %v", r.StatusCode, r.Body == thumb.Body)
+	}
+	// The token is spent.
+	resp = c.PostMultipart("/meals", mealForm("pending", tok))
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(resp.Text("#photo-err"), "expired") {
+		t.Errorf("reused token = %d %q, want 422 saying the photo expired", resp.StatusCode, resp.Text("#photo-err"))
+	}
+}
+
+// TestPendingExpires: a kept photo older than a day is refused by the app
+// and swept from the bucket, and never counted as an orphan.
+func TestPendingExpires(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	resp := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "kcal", "lots")
+	tok, _ := resp.Doc().Find(`input[name=pending]`).Attr("value")
+	if resp.StatusCode != http.StatusUnprocessableEntity || tok == "" {
+		t.Fatalf("refused upload = %d, token %q", resp.StatusCode, tok)
+	}
+	// The orphan check does not count it.
+	app.Clock.Advance(2 * time.Hour)
+	c.PostForm("/admin/monitor/check", nil)
+	if err := app.Monitor.WaitOrphans(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"photos-without-user", "photos-without-meal"} {
+		if got := c.Get("/admin/monitor").Text("#kind-" + k + " .found"); got != "0" {
+			t.Errorf("orphans %s = %q, want 0: pending uploads are not orphans", k, got)
+		}
+	}
+	st := photo.NewStore(app.Env.S3, "test-photos")
+	if n, err := st.SweepPending(context.Background(), app.Clock.Now()); err != nil || n != 0 {
+		t.Errorf("sweep of a fresh upload = %d, %v; want 0 deleted", n, err)
+	}
+	app.Clock.Advance(photo.PendingTTL)
+	resp = c.PostMultipart("/meals", mealForm("kcal", "500", "pending", tok))
+	if resp.StatusCode != http.StatusUnprocessableEntity || resp.Text("#photo-err") != "The photo kept from before has expired; choose it again." {
+		t.Errorf("expired token = %d %q", resp.StatusCode, resp.Text("#photo-err"))
+	}
+	if n, err := st.SweepPending(context.Background(), app.Clock.Now()); err != nil || n != 2 {
+		t.Errorf("sweep after a day = %d, %v; want both copies deleted", n, err)
+	}
+	if got := objects(t, app); len(got) != 0 {
+		t.Errorf("objects after the sweep: %v", got)
+	}
+}
+
+// TestSlips: an untouched form is not saved empty, a date more than a day
+// ahead needs a confirmation, and the capture time the page script sends
+// is kept when checked.
+func TestSlips(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	app.Clock.Set(time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC))
+	resp := c.PostForm("/meals", url.Values{"date": {"2026-09-01"}, "time": {"09:00"}, "kind": {"breakfast"}})
+	if resp.StatusCode != http.StatusUnprocessableEntity || resp.Text("#form-err") != meal.MsgEmpty {
+		t.Errorf("empty meal = %d %q, want 422 %q", resp.StatusCode, resp.Text("#form-err"), meal.MsgEmpty)
+	}
+	for _, tc := range []struct {
+		date    string
+		confirm bool
+		want    int
+	}{
+		{"2026-09-02", false, http.StatusSeeOther}, // tomorrow: fine
+		{"2026-09-03", false, http.StatusUnprocessableEntity},
+		{"2026-12-24", true, http.StatusSeeOther},
+	} {
+		form := mealForm("date", tc.date, "notes", "planned")
+		if tc.confirm {
+			form.Set("confirm_future", "1")
+		}
+		resp := c.PostForm("/meals", form)
+		if resp.StatusCode != tc.want {
+			t.Errorf("date %s confirmed=%v = %d, want %d", tc.date, tc.confirm, resp.StatusCode, tc.want)
+		}
+		if tc.want == http.StatusUnprocessableEntity {
+			if resp.Text("#date-err") != meal.MsgFuture || resp.Doc().Find(`input[name=confirm_future]`).Length() != 1 {
+				t.Errorf("future date: message %q, confirm box %d", resp.Text("#date-err"), resp.Doc().Find(`input[name=confirm_future]`).Length())
+			}
+		}
+	}
+	if n := len(allMeals(t, app, admin)); n != 2 {
+		t.Errorf("%d meals saved, want 2", n)
+	}
+	// The page script's capture time: kept for a photo without EXIF,
+	// ignored when implausible.
+	for _, tc := range []struct{ taken, want string }{
+		{"2026-08-30T19:05:00", "2026-08-30T19:05:00"},
+		{"1970-01-01T00:00:00", ""},
+		{"2031-01-01T00:00:00", ""},
+		{"yesterday", ""},
+	} {
+		resp := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "date", "2026-07-01", "taken", tc.taken, "notes", tc.taken)
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("upload with taken %q = %d", tc.taken, resp.StatusCode)
+		}
+		for _, m := range allMeals(t, app, admin) {
+			if m.Notes == tc.taken && m.PhotoTaken != tc.want {
+				t.Errorf("taken %q stored as %q, want %q", tc.taken, m.PhotoTaken, tc.want)
+			}
+		}
+	}
+}
+
+// TestScriptedUploadAnswer: the page script's submissions are answered
+// with the page to open, the flash set for it.
+func TestScriptedUploadAnswer(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	var buf bytes.Buffer
+	buf.WriteString(mealForm("notes", "scripted").Encode())
+	req, _ := http.NewRequest(http.MethodPost, app.URL+"/meals", &buf)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set(meal.UploadHeader, "1")
+	resp := c.Do(req)
+	var out struct{ Location string }
+	if err := json.Unmarshal([]byte(resp.Body), &out); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scripted save = %d %q: %v", resp.StatusCode, resp.Body, err)
+	}
+	m := allMeals(t, app, admin)[0]
+	if out.Location != "/meals?month=2026-09#meal-"+m.ID {
+		t.Errorf("location = %q", out.Location)
+	}
+	if flash := c.Get(out.Location).Text(".flash"); flash != "Meal saved." {
+		t.Errorf("flash on the page the script opens = %q, want Meal saved.", flash)
+	}
+}

@@ -1,0 +1,281 @@
+package meal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"ndiro/internal/photo"
+	"ndiro/internal/user"
+	"ndiro/internal/web"
+)
+
+// UploadHeader marks a form the page script sends itself (to show upload
+// progress): it is answered 200 with {"location": …} instead of a 303, so
+// the script can open that page — the flash and the #meal anchor arrive,
+// which a followed redirect would use up or lose.
+const UploadHeader = "X-Ndiro-Upload"
+
+// finish ends a successful write: flash, then the page at loc (a 303, or
+// for the page script the JSON described at UploadHeader).
+func finish(w http.ResponseWriter, r *http.Request, loc, flash string) error {
+	if flash != "" {
+		web.SetFlash(w, flash)
+	}
+	if r.Header.Get(UploadHeader) != "1" {
+		web.Redirect(w, r, loc)
+		return nil
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	return json.NewEncoder(w).Encode(map[string]string{"location": loc})
+}
+
+// mealLink is the month page scrolled to m.
+func mealLink(m *Meal) string { return "/meals?month=" + m.Date[:7] + "#meal-" + m.ID }
+
+// Create logs a new meal, with its photo (chosen now, or kept from an
+// earlier submission of the form) if any, and shows its month. The
+// route's web.Form has read the form (multipart or url-encoded) within
+// MaxFormBytes. A form with
+// an error is shown again with 422, every field as typed, and the photo
+// kept as a pending upload.
+func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
+	if r.Form == nil {
+		return errFormNotRead
+	}
+	ctx := r.Context()
+	u := user.FromContext(ctx)
+	if err := h.allowUpload(w, r, u.ID); err != nil {
+		return err
+	}
+	now := h.now()
+	f := FormFrom(r.Form)
+	m, _ := f.Validate(DateOf(now.In(u.Location())))
+	up, err := h.readUpload(r, &f, now)
+	if err != nil {
+		return err
+	}
+	if len(f.Errors) == 0 && !up.present() && m.Empty() {
+		f.Errors["meal"] = MsgEmpty
+	}
+	if len(f.Errors) > 0 {
+		if err := h.keep(r, &f, &up); err != nil {
+			return err
+		}
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == "", Kept: up.pending})
+	}
+	m.UserID, m.CreatedAt, m.UpdatedAt = u.ID, now.UTC(), now.UTC()
+	if err := h.w.create(ctx, &m, up, photo.Version(now.UnixNano())); err != nil {
+		return err
+	}
+	h.adoptTimeZone(r, u)
+	if taken, err := m.TakenTime(); err == nil && f.DateTimeDefault() && farFrom(taken, m.Date, m.Time) {
+		// Date and time were left at their defaults, but the photo was
+		// taken at another time: offer to move the meal there.
+		return finish(w, r, "/meals/"+m.Date+"/"+m.ID+"/edit?offer=taken", "")
+	}
+	return finish(w, r, mealLink(&m), "Meal saved.")
+}
+
+// adoptTimeZone saves the device's time zone (sent by the page script) as
+// the account's, if the account has none yet: "default from the browser".
+func (h *Handler) adoptTimeZone(r *http.Request, u *user.User) {
+	tz := r.Form.Get("tz")
+	if u.TimeZone != "" || !user.ValidTimeZone(tz) {
+		return
+	}
+	if err := h.users.SetTimeZone(r.Context(), u.ID, tz); err != nil {
+		h.log.Warn("could not save time zone", "user_id", u.ID, "err", err)
+	}
+}
+
+// Update saves the edit form: the fields, the date and time (a new one
+// moves the meal, keeping the other edits), and a new photo or "remove
+// photo". It is conditional on the version the form was opened on: a meal
+// changed in another window gets the form again (409) with this window's
+// text kept and the other version shown; a meal deleted or moved meanwhile
+// gets a page saying so.
+func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
+	if r.Form == nil {
+		return errFormNotRead
+	}
+	ctx := r.Context()
+	if err := h.allowUpload(w, r, user.ID(ctx)); err != nil {
+		return err
+	}
+	cur, found, err := h.load(w, r)
+	if !found {
+		return err
+	}
+	u := user.FromContext(ctx)
+	now := h.now()
+	f := FormFrom(r.Form)
+	edited, _ := f.Validate(DateOf(now.In(u.Location())))
+	if f.Date == cur.Date && f.Errors["date"] == MsgFuture {
+		delete(f.Errors, "date") // confirmed when the meal was saved there
+	}
+	up, err := h.readUpload(r, &f, now)
+	if err != nil {
+		return err
+	}
+	remove := r.Form.Get("remove_photo") == "1" && !up.present()
+	if len(f.Errors) == 0 && !up.present() && (remove || !cur.HasPhoto()) && edited.Empty() {
+		f.Errors["meal"] = MsgEmpty
+	}
+	if len(f.Errors) > 0 {
+		if err := h.keep(r, &f, &up); err != nil {
+			return err
+		}
+		p := h.editPage(cur, f, "")
+		p.Kept = up.pending
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, p)
+	}
+	if r.Form.Get("version") != strconv.FormatInt(cur.Version, 10) {
+		return h.conflict(w, r, cur, f, up, "")
+	}
+	saved, err := h.w.save(ctx, cur, change{edited: edited, upload: up, remove: remove, now: now})
+	switch {
+	case errors.Is(err, errPhotoReplaced):
+		// The new photo's bytes replaced the old just as another window
+		// saved: record them on the latest version, so row and objects
+		// agree, and let the owner re-apply the rest.
+		latest, lerr := h.store.Get(ctx, cur.UserID, mustDate(cur.Date), cur.ID)
+		if lerr != nil {
+			return lerr
+		}
+		latest.PhotoV, latest.PhotoW, latest.PhotoH, latest.ThumbW, latest.ThumbH, latest.PhotoTaken = saved.PhotoV, saved.PhotoW, saved.PhotoH, saved.ThumbW, saved.ThumbH, saved.PhotoTaken
+		latest.UpdatedAt = now.UTC()
+		if err := h.store.Update(ctx, latest); err != nil {
+			return err
+		}
+		return h.conflict(w, r, latest, f, upload{}, "Your new photo was saved.")
+	case errors.Is(err, ErrConflict):
+		latest, lerr := h.store.Get(ctx, cur.UserID, mustDate(cur.Date), cur.ID)
+		if errors.Is(lerr, ErrNotFound) {
+			return h.gone(w, r, mustDate(cur.Date))
+		}
+		if lerr != nil {
+			return lerr
+		}
+		return h.conflict(w, r, latest, f, up, "")
+	case errors.Is(err, ErrNotFound):
+		return h.gone(w, r, mustDate(cur.Date))
+	case err != nil:
+		return err
+	}
+	flash := "Changes saved."
+	if saved.Date != cur.Date || saved.Time != cur.Time {
+		flash = "Meal moved to " + saved.DateTime().Format("Mon 2 Jan 2006, 15:04") + "."
+	}
+	return finish(w, r, mealLink(saved), flash)
+}
+
+// conflict shows the edit form again (409) for a meal another window
+// changed: the fields as this window typed them, ready to save over the
+// latest version, and that version's own values beside them. A photo that
+// came along is kept as a pending upload. note, if set, says what was
+// saved all the same.
+func (h *Handler) conflict(w http.ResponseWriter, r *http.Request, latest *Meal, f Form, up upload, note string) error {
+	if err := h.keep(r, &f, &up); err != nil {
+		return err
+	}
+	p := h.editPage(latest, f, "")
+	p.Kept, p.Conflict, p.ConflictNote = up.pending, latest, note
+	return h.renderForm(w, r, http.StatusConflict, p)
+}
+
+// Move moves a meal to the date and time of the form (the offer to move a
+// meal to its photo's capture time), keeping everything else.
+func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		return web.BadRequest("The form could not be read.")
+	}
+	cur, found, err := h.load(w, r)
+	if !found {
+		return err
+	}
+	if v := r.PostForm.Get("version"); v != strconv.FormatInt(cur.Version, 10) {
+		return errChanged
+	}
+	d, err := ParseDate(r.PostForm.Get("date"))
+	if err != nil {
+		return web.BadRequest("The new date must be a real day written like 2026-09-01.")
+	}
+	tod, err := ParseTimeOfDay(r.PostForm.Get("time"))
+	if err != nil {
+		return web.BadRequest("The new time must be a time of day like 12:30.")
+	}
+	edited := *cur
+	edited.Date, edited.Time = d.String(), tod.String()
+	moved, err := h.w.save(r.Context(), cur, change{edited: edited, now: h.now()})
+	switch {
+	case errors.Is(err, ErrConflict):
+		return errChanged
+	case errors.Is(err, ErrNotFound):
+		return h.gone(w, r, mustDate(cur.Date))
+	case err != nil:
+		return err
+	}
+	return finish(w, r, mealLink(moved), "Meal moved to "+moved.DateTime().Format("Mon 2 Jan 2006, 15:04")+".")
+}
+
+var errChanged = &web.Error{Status: http.StatusConflict, Title: "Meal changed meanwhile", Msg: "This meal was changed in another window after you opened it, so nothing was saved. Open it again to see the latest version."}
+
+// Delete removes a meal and shows its month.
+func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) error {
+	d, id, ok := keyFromURL(r)
+	if !ok {
+		return errNoMeal
+	}
+	old, err := h.store.Delete(r.Context(), user.ID(r.Context()), d, id)
+	if errors.Is(err, ErrNotFound) {
+		return h.gone(w, r, d)
+	} else if err != nil {
+		return err
+	}
+	if old.HasPhoto() {
+		h.w.drop(r.Context(), old.UserID, old.PhotoKeys())
+	}
+	web.SetFlash(w, "Meal deleted.")
+	web.Redirect(w, r, "/meals?month="+d.Month().String())
+	return nil
+}
+
+// load reads the signed-in owner's meal named by the URL. If there is
+// none (moved, deleted, never there), it has answered with the page that
+// says so and found is false; err is then what the handler returns.
+func (h *Handler) load(w http.ResponseWriter, r *http.Request) (m *Meal, found bool, err error) {
+	d, id, ok := keyFromURL(r)
+	if !ok {
+		return nil, false, errNoMeal
+	}
+	m, err = h.store.Get(r.Context(), user.ID(r.Context()), d, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, h.gone(w, r, d)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return m, true, nil
+}
+
+type gonePage struct {
+	web.Base
+	Day     Date
+	DayLink string
+}
+
+// gone answers 404 for a meal of day d that is not there: moved (a meal's
+// date and time are its key, and no tombstone is kept: it would cost reads
+// on every month page) or deleted. It links to that day.
+func (h *Handler) gone(w http.ResponseWriter, r *http.Request, d Date) error {
+	return h.pages.Render(w, r, http.StatusNotFound, "meal/gone", &gonePage{
+		Base: web.Base{Title: "Meal moved or deleted"}, Day: d,
+		DayLink: fmt.Sprintf("/meals?from=%s&to=%s", d, d),
+	})
+}
+
+var errNoMeal = &web.Error{Status: http.StatusNotFound, Title: "Meal not found", Msg: "There is no such meal in your diary."}
