@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 )
 
 // Routes as the report names them.
@@ -172,16 +174,43 @@ func (w *world) step(ctx context.Context, o *owner) []sample {
 		if a == nil || a.status != http.StatusOK {
 			return []sample{s1}
 		}
-		version := ""
+		form := url.Values{}
 		if doc, err := a.doc(); err == nil {
-			version, _ = doc.Find("form.meal-form input[name=version]").Attr("value")
+			form = formValues(doc.Find("form.meal-form"))
 		}
-		form := url.Values{"kind": {"dinner"}, "notes": {fmt.Sprintf("Edited at %s", time.Now().Format(time.TimeOnly))}, "kcal": {"640"}, "version": {version}}
+		form.Set("kind", "dinner")
+		form.Set("notes", fmt.Sprintf("Edited at %s", time.Now().Format(time.TimeOnly)))
 		s2, _ := timed(routeEdit, http.StatusSeeOther, func() (*answer, error) { return o.c.postForm(ctx, path, form) })
 		return []sample{s1, s2}
 	}
 	s, _ := timed(routeMonth, http.StatusOK, func() (*answer, error) { return o.readMonth(ctx, false) })
 	return []sample{s}
+}
+
+// formValues returns what a browser would send for form as it stands:
+// every named input but files and unticked boxes, and the textareas.
+func formValues(form *goquery.Selection) url.Values {
+	v := url.Values{}
+	form.Find("input[name], textarea[name]").Each(func(_ int, in *goquery.Selection) {
+		name, _ := in.Attr("name")
+		if _, off := in.Attr("disabled"); off {
+			return
+		}
+		if goquery.NodeName(in) == "textarea" {
+			v.Add(name, in.Text())
+			return
+		}
+		switch typ, _ := in.Attr("type"); typ {
+		case "file", "submit":
+			return
+		case "checkbox", "radio":
+			if _, on := in.Attr("checked"); !on {
+				return
+			}
+		}
+		v.Add(name, in.AttrOr("value", ""))
+	})
+	return v
 }
 
 // remember keeps the ETag of the photo at thumb.
@@ -219,6 +248,7 @@ func report(out io.Writer, r results, s settings, m, top rss, g goroutines, mon 
 	fmt.Fprintln(tw, "route\trequests\treq/s\tp50 ms\tp99 ms\t5xx\t429\tother\tno answer\t")
 	var total, fivexx, tooMany, other, noAnswer int
 	var all []time.Duration
+	odd := map[string]int{} // "route status" of answers other than expected
 	for _, route := range routes {
 		xs := byRoute[route]
 		var took []time.Duration
@@ -234,6 +264,7 @@ func report(out io.Writer, r results, s settings, m, top rss, g goroutines, mon 
 				c429++
 			case x.unexpected:
 				cOther++
+				odd[fmt.Sprintf("%s: %d", route, x.status)]++
 			}
 		}
 		all = append(all, took...)
@@ -273,6 +304,14 @@ func report(out io.Writer, r results, s settings, m, top rss, g goroutines, mon 
 	check(abs(g.after-g.before) <= 5, fmt.Sprintf("goroutines back within 5 of the baseline (%d → %d)", g.before, g.after))
 	if tooMany > 0 || other > 0 {
 		fmt.Fprintf(out, "note %d answers were 429 and %d other than expected (4xx); neither fails the run\n", tooMany, other)
+		keys := make([]string, 0, len(odd))
+		for k := range odd {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(out, "     %s × %d\n", k, odd[k])
+		}
 	}
 	return ok
 }

@@ -324,7 +324,8 @@ func setUp(ctx context.Context, base string, n int, photos []photo) (*world, err
 // of at, and remembers it. It returns the answer's status.
 func (o *owner) upload(ctx context.Context, p photo, at time.Time) (int, error) {
 	date := fmt.Sprintf("%s-%02d", month, 1+rand.IntN(28))
-	form := url.Values{"date": {date}, "time": {at.Format("15:04:05")}, "kind": {"lunch"}, "notes": {"Lentil soup with bread"}, "kcal": {"512.5"}}
+	// Hours and minutes, as a browser's time field sends them.
+	form := url.Values{"date": {date}, "time": {at.Format("15:04")}, "kind": {"lunch"}, "notes": {"Lentil soup with bread"}, "kcal": {"512.5"}}
 	a, err := o.c.postPhoto(ctx, form, p)
 	if err != nil {
 		return 0, err
