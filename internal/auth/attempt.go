@@ -6,8 +6,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -49,15 +49,43 @@ var (
 
 // attempt is one sign-in under way.
 type attempt struct {
-	State    string `json:"s"`
-	Nonce    string `json:"n"`
-	Verifier string `json:"v"`
+	State    string
+	Nonce    string
+	Verifier string
 	// Next is the local path to land on afterwards ("" for the diary).
-	Next string `json:"x,omitempty"`
+	Next string
 	// Invite is the token of the invite being used, if any.
-	Invite string `json:"i,omitempty"`
+	Invite string
 	// Created is when GET /login began it, in Unix seconds.
-	Created int64 `json:"t"`
+	Created int64
+}
+
+// encode writes a compactly, for sealing: the creation time as 8 bytes,
+// then each string with its length before it (a uvarint).
+func (a attempt) encode() []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 8+5+len(a.State)+len(a.Nonce)+len(a.Verifier)+len(a.Next)+len(a.Invite)+8), uint64(a.Created))
+	for _, f := range []string{a.State, a.Nonce, a.Verifier, a.Next, a.Invite} {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	return b
+}
+
+// decodeAttempt reads what encode wrote; ok is false if b is not that.
+func decodeAttempt(b []byte) (a attempt, ok bool) {
+	if len(b) < 8 {
+		return attempt{}, false
+	}
+	a.Created, b = int64(binary.BigEndian.Uint64(b)), b[8:]
+	for _, f := range []*string{&a.State, &a.Nonce, &a.Verifier, &a.Next, &a.Invite} {
+		n, k := binary.Uvarint(b)
+		// Only encode's own (shortest) lengths: one attempt, one form.
+		if k <= 0 || n > uint64(len(b)-k) || k != len(binary.AppendUvarint(nil, n)) {
+			return attempt{}, false
+		}
+		*f, b = string(b[k:k+int(n)]), b[k+int(n):]
+	}
+	return a, len(b) == 0
 }
 
 // attempts seals sign-in attempts into cookies and opens them again. The
@@ -96,7 +124,7 @@ func attemptName(state string) string {
 // seal encrypts a into a cookie value bound to the cookie name (as
 // additional data, so a value cannot move to another name).
 func (s *attempts) seal(name string, a attempt) string {
-	plain, _ := json.Marshal(a) // strings and an int: never fails
+	plain := a.encode()
 	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
 	rand.Read(nonce)
 	return base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, []byte(name)))
@@ -111,10 +139,10 @@ func (s *attempts) open(name, v string) (a attempt, ok bool) {
 	}
 	n := s.aead.NonceSize()
 	plain, err := s.aead.Open(nil, b[:n], b[n:], []byte(name))
-	if err != nil || json.Unmarshal(plain, &a) != nil {
+	if err != nil {
 		return attempt{}, false
 	}
-	return a, true
+	return decodeAttempt(plain)
 }
 
 // cookie is an attempt cookie named name with value v; maxAge as
