@@ -185,8 +185,8 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 // Retry-After.
 func (h *Handler) Login(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	next := web.LocalPath(r.URL.Query().Get("next"))
-	inv := r.URL.Query().Get("invite")
+	q := r.URL.Query()
+	next, inv := web.LocalPath(q.Get("next")), q.Get("invite")
 	signedIn := h.sessions.GetString(ctx, keyUserID)
 	if inv == "" && signedIn != "" {
 		if next == "" {
@@ -231,7 +231,10 @@ func (h *Handler) Login(w http.ResponseWriter, r *http.Request) error {
 	if h.selectAccount {
 		opts = append(opts, oauth2.SetAuthURLParam("prompt", "select_account"))
 	}
-	http.Redirect(w, r, h.oauth.AuthCodeURL(a.State, opts...), http.StatusFound)
+	// A bare 302: http.Redirect would also write a little HTML page with
+	// the URL escaped into it, which no browser shows.
+	w.Header().Set("Location", h.oauth.AuthCodeURL(a.State, opts...))
+	w.WriteHeader(http.StatusFound)
 	return nil
 }
 
