@@ -123,11 +123,8 @@ func (h *Handler) Name(w http.ResponseWriter, r *http.Request) error {
 			msg = fmt.Sprintf("A name may have at most %d characters and may not hold %s (nor line breaks, control or invisible formatting characters); they were taken out below.", user.MaxNameLen, text.Name(bad))
 		}
 		// Shown again cleaned and cut to the limit, never echoed whole.
-		shown := []rune(text.Without(strings.ToValidUTF8(raw, ""), false))
-		if len(shown) > user.MaxNameLen {
-			shown = shown[:user.MaxNameLen]
-		}
-		return h.render(w, r, http.StatusUnprocessableEntity, &accountPage{User: u, TZ: u.TimeZone, Name: string(shown), NameError: msg})
+		shown := text.Without(raw, false, user.MaxNameLen)
+		return h.render(w, r, http.StatusUnprocessableEntity, &accountPage{User: u, TZ: u.TimeZone, Name: shown, NameError: msg})
 	}
 	if err := h.users.SetName(r.Context(), u.ID, name); err != nil {
 		return err

@@ -264,10 +264,6 @@ func Defaults(now time.Time) Form {
 // notes without any of them (and without bytes that are not UTF-8), cut
 // to MaxNotes characters, for the form to show. Good notes give "", "".
 func checkNotes(notes string) (msg, shown string) {
-	shown = text.Without(strings.ToValidUTF8(notes, ""), true)
-	if n := utf8.RuneCountInString(shown); n > MaxNotes {
-		shown = string([]rune(shown)[:MaxNotes])
-	}
 	n := utf8.RuneCountInString(notes)
 	r, bad := text.Refused(notes, true)
 	switch {
@@ -280,5 +276,5 @@ func checkNotes(notes string) (msg, shown string) {
 	default:
 		return "", ""
 	}
-	return msg, shown
+	return msg, text.Without(notes, true, MaxNotes)
 }

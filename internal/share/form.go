@@ -60,10 +60,7 @@ func (f *Form) Parse(ownerID string, now time.Time) (sh Share, ok bool) {
 	}
 	if f.Errors["label"] != "" {
 		// Shown again cleaned and cut to the limit, never echoed whole.
-		f.Label = text.Without(strings.ToValidUTF8(f.Label, ""), false)
-		if r := []rune(f.Label); len(r) > MaxLabel {
-			f.Label = string(r[:MaxLabel])
-		}
+		f.Label = text.Without(f.Label, false, MaxLabel)
 	}
 	from, errFrom := meal.ParseDate(strings.TrimSpace(f.From))
 	if errFrom != nil {

@@ -7,7 +7,9 @@ package text
 
 import (
 	"fmt"
+	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Refused returns the first character of s that free text may not hold,
@@ -41,15 +43,22 @@ func refused(r rune, multiline bool) bool {
 	return !multiline && unicode.In(r, unicode.Cf)
 }
 
-// Without returns s with every character Refused reports taken out.
-func Without(s string, multiline bool) string {
-	out := make([]rune, 0, len(s))
-	for _, r := range s {
-		if !refused(r, multiline) {
-			out = append(out, r)
+// Without returns s with every character Refused reports, and every byte
+// that is not UTF-8, taken out, cut to its first limit characters: what a
+// form shows again of refused text. It reads s only up to that point, so
+// a huge s costs no more than its first limit characters.
+func Without(s string, multiline bool, limit int) string {
+	var b strings.Builder
+	for kept := 0; kept < limit && s != ""; {
+		r, size := utf8.DecodeRuneInString(s)
+		s = s[size:]
+		if r == utf8.RuneError && size == 1 || refused(r, multiline) {
+			continue
 		}
+		b.WriteRune(r)
+		kept++
 	}
-	return string(out)
+	return b.String()
 }
 
 // Bidi reports whether r is a bidirectional embedding, override or

@@ -34,8 +34,8 @@ func TestRefused(t *testing.T) {
 			if r != tc.want || bad != tc.bad {
 				t.Errorf("Refused(%q, %v) = %U, %v, want %U, %v", tc.in, tc.multiline, r, bad, tc.want, tc.bad)
 			}
-			if got := Without(tc.in, tc.multiline); got != tc.without {
-				t.Errorf("Without(%q, %v) = %q, want %q", tc.in, tc.multiline, got, tc.without)
+			if got := Without(tc.in, tc.multiline, 100); got != tc.without {
+				t.Errorf("Without(%q, %v, 100) = %q, want %q", tc.in, tc.multiline, got, tc.without)
 			}
 			if tc.bad {
 				if got := Name(r); got != tc.named {
@@ -43,5 +43,23 @@ func TestRefused(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestWithoutCuts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in    string
+		limit int
+		want  string
+	}{
+		{"ééééé", 3, "ééé"},
+		{"a\u202Eb\u202Ec\u202Ed", 3, "abc"},
+		{"caf\xe9 \ufffd ok", 100, "caf \ufffd ok"},
+		{"abc", 0, ""},
+	} {
+		if got := Without(tc.in, true, tc.limit); got != tc.want {
+			t.Errorf("Without(%q, true, %d) = %q, want %q", tc.in, tc.limit, got, tc.want)
+		}
 	}
 }
