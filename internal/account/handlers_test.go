@@ -41,6 +41,11 @@ func TestDisplayName(t *testing.T) {
 	if u := row(t, app); u.Name != "Ana Lima-Sousa" {
 		t.Fatalf("after a sign-in with a new claim: name %q, want Ana Lima-Sousa", u.Name)
 	}
+	// A provider that sends no name leaves the last one.
+	app.Client().SignIn(admin)
+	if u := row(t, app); u.Name != "Ana Lima-Sousa" {
+		t.Fatalf("after a sign-in without a name claim: name %q, want Ana Lima-Sousa kept", u.Name)
+	}
 
 	resp := c.PostForm("/account/name", url.Values{"name": {"  Ana  "}})
 	if resp.StatusCode != http.StatusSeeOther || resp.Location() != "/account" {

@@ -5,6 +5,7 @@
 package auth
 
 import (
+	"encoding/json"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -333,10 +334,11 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 }
 
 // followProviderName brings u's display name up to date with the
-// provider's, unless the owner chose one on the account page. A failure
-// does not stop the sign-in: the name is cosmetic.
+// provider's, unless the owner chose one on the account page; a provider
+// that sends no name leaves the last one. A failure does not stop the
+// sign-in: the name is cosmetic.
 func (h *Handler) followProviderName(ctx context.Context, u *user.User, name string) {
-	if u.NameSet || u.Name == name {
+	if u.NameSet || u.Name == name || name == "" {
 		return
 	}
 	err := h.users.SetProviderName(ctx, u.ID, name)
@@ -439,6 +441,14 @@ func (h *Handler) toLogin(w http.ResponseWriter, r *http.Request) {
 	to := "/login"
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		to += "?next=" + url.QueryEscape(r.URL.RequestURI())
+	}
+	if web.Scripted(r) {
+		// The page script keeps the form and says to sign in again.
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusUnauthorized)
+		json.NewEncoder(w).Encode(map[string]string{"signin": to})
+		return
 	}
 	web.Redirect(w, r, to)
 }

@@ -112,11 +112,11 @@ func (h *Handler) window(w http.ResponseWriter, r *http.Request, u *user.User, f
 	}
 	from, err := ParseDate(fromS)
 	if err != nil {
-		return refuse("The window's start (from) must be a real day written like 2026-08-28.")
+		return refuse(fmt.Sprintf("The window's start (from) must be a real day from %d to %d, written like 2026-08-28.", MinYear, MaxYear))
 	}
 	to, err := ParseDate(toS)
 	if err != nil {
-		return refuse("The window's end (to) must be a real day written like 2026-09-03.")
+		return refuse(fmt.Sprintf("The window's end (to) must be a real day from %d to %d, written like 2026-09-03.", MinYear, MaxYear))
 	}
 	meals, err := h.store.Window(r.Context(), u.ID, from, to)
 	switch {
@@ -143,12 +143,20 @@ func (h *Handler) window(w http.ResponseWriter, r *http.Request, u *user.User, f
 		IsWindow: true,
 	}
 	if a := from.AddDays(-n); a.Time().Year() >= MinYear {
-		p.Prev, p.PrevLabel = link(a, to.AddDays(-n)), fmt.Sprintf("%d days", n)
+		p.Prev, p.PrevLabel = link(a, to.AddDays(-n)), days(n)
 	}
 	if b := to.AddDays(n); b.Time().Year() <= MaxYear {
-		p.Next, p.NextLabel = link(from.AddDays(n), b), fmt.Sprintf("%d days", n)
+		p.Next, p.NextLabel = link(from.AddDays(n), b), days(n)
 	}
 	return h.pages.Render(w, r, http.StatusOK, "meal/list", p)
+}
+
+// days words a number of days: "1 day", "7 days".
+func days(n int) string {
+	if n == 1 {
+		return "1 day"
+	}
+	return fmt.Sprintf("%d days", n)
 }
 
 type formPage struct {
@@ -250,7 +258,7 @@ func keyFromURL(r *http.Request) (Date, string, bool) {
 // Edit shows the edit form. Date and time can change: saving a new one
 // moves the meal.
 func (h *Handler) Edit(w http.ResponseWriter, r *http.Request) error {
-	m, found, err := h.load(w, r)
+	m, found, err := h.load(w, r, nil)
 	if !found {
 		return err
 	}

@@ -281,6 +281,10 @@ func TestEditMeal(t *testing.T) {
 		if r.StatusCode != http.StatusNotFound || r.Text("h1") != "Meal moved or deleted" || href != "/meals?from=2026-09-01&to=2026-09-01" {
 			t.Errorf("%s after the move = %d %q → %q, want 404 Meal moved or deleted linking to the day", stale, r.StatusCode, r.Text("h1"), href)
 		}
+		// An edit that arrives for the moved meal is shown, not lost.
+		if typed := r.Text("#typed .notes"); !strings.HasSuffix(stale, "/edit") && typed != "too late" {
+			t.Errorf("the edit sent to the old address is shown as %q, want the notes typed", typed)
+		}
 	}
 	if n := len(allMeals(t, app, admin)); n != 1 {
 		t.Errorf("%d meals after editing the old address, want 1", n)

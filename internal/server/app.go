@@ -181,6 +181,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			DeletionRunning: deleter.Running,
 			Monitor:         monitor,
 			Now:             now,
+			IsAdminEmail:    cfg.IsAdminEmail,
 		}),
 		HSTS: cfg.Mode == config.ModeAWS,
 	})

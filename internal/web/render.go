@@ -283,6 +283,21 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// ScriptedHeader marks a form the page script sends itself (to show upload
+// progress) rather than the browser: "1" for one form, "2" for one of a
+// batch (several photos at once), whose pages are not opened one by one.
+// Such a request is answered 200 with {"location": …} where a form would
+// get a 303, and 401 with {"signin": …} where it would be sent to sign in:
+// a redirect followed by the script is lost on it, and a sign-in page from
+// another origin is blocked.
+const ScriptedHeader = "X-Ndiro-Upload"
+
+// Scripted reports whether r was sent by the page script (ScriptedHeader).
+func Scripted(r *http.Request) bool {
+	v := r.Header.Get(ScriptedHeader)
+	return v == "1" || v == "2"
+}
+
 // Redirect answers with 303 See Other to a local path: the right reply after
 // a POST, so a reload does not resubmit.
 func Redirect(w http.ResponseWriter, r *http.Request, to string) {
