@@ -5,9 +5,9 @@
 package auth
 
 import (
-	"encoding/json"
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
