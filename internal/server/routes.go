@@ -106,6 +106,7 @@ func New(d Deps) http.Handler {
 			r.Get("/meals", d.Pages.Handle(d.Meals.List))
 			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))
 			r.Post("/meals", d.Pages.Handle(d.Meals.Create))
+			r.Get("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Detail))
 			r.Get("/meals/{date}/{meal_id}/edit", d.Pages.Handle(d.Meals.Edit))
 			r.Post("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Update))
 			r.Post("/meals/{date}/{meal_id}/delete", d.Pages.Handle(d.Meals.Delete))
