@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -30,9 +31,13 @@ func TestManifest(t *testing.T) {
 		ID, Name, ShortName, StartURL, Scope, Display, ThemeColor, BackgroundColor string
 		Icons                                                                      []struct{ Src, Sizes, Type, Purpose string }
 	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := string(body)
 	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(resp.Body)
-	if err := dec.Decode(&raw); err != nil {
+	if err := json.Unmarshal(body, &raw); err != nil {
 		t.Fatal(err)
 	}
 	for k, dst := range map[string]any{"id": &m.ID, "name": &m.Name, "short_name": &m.ShortName, "start_url": &m.StartURL, "scope": &m.Scope,
@@ -63,11 +68,20 @@ func TestManifest(t *testing.T) {
 			t.Errorf("manifest has no %s icon: %+v", want, m.Icons)
 		}
 	}
-	// Every page links it, with a touch icon for iOS.
+	// Every page links it by its versioned address, which browsers keep
+	// for a year (a new build links a new version), with a touch icon for
+	// iOS.
 	for _, path := range []string{"/", "/no-such-page"} {
 		doc := anon.Get(path).Doc()
-		if v, _ := doc.Find(`head link[rel=manifest]`).Attr("href"); v != "/manifest.webmanifest" {
-			t.Errorf("%s links the manifest as %q", path, v)
+		v, _ := doc.Find(`head link[rel=manifest]`).Attr("href")
+		linked := anon.Get(v)
+		if !strings.HasPrefix(v, "/static/manifest.webmanifest?v=") || linked.StatusCode != http.StatusOK ||
+			linked.Header.Get("Content-Type") != "application/manifest+json" ||
+			linked.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+			t.Errorf("%s links the manifest as %q: %d %q %q", path, v, linked.StatusCode, linked.Header.Get("Content-Type"), linked.Header.Get("Cache-Control"))
+		}
+		if linked.Body != fixed {
+			t.Errorf("%s links a manifest other than /manifest.webmanifest's", path)
 		}
 		touch, _ := doc.Find(`head link[rel=apple-touch-icon]`).Attr("href")
 		r := anon.Get(touch)

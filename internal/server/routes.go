@@ -59,8 +59,9 @@ func New(d Deps) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	r.Handle("/static/*", d.Static)
-	// The web app manifest: browsers fetch it without cookies.
-	r.Get("/manifest.webmanifest", web.Manifest(d.Static))
+	// The web app manifest at a fixed address too (pages link the
+	// versioned one under /static/); browsers fetch it without cookies.
+	r.Get("/manifest.webmanifest", d.Static.File(web.ManifestName))
 
 	// Photos: the session is read but never written back, so no response
 	// carries Set-Cookie and the browser may keep photos for a year.

@@ -2,7 +2,7 @@ package web
 
 import (
 	"encoding/json"
-	"net/http"
+	"fmt"
 )
 
 // manifest is the web app manifest: what "Add to Home Screen" installs.
@@ -26,15 +26,21 @@ type manifestIcon struct {
 	Purpose string `json:"purpose"`
 }
 
-// Manifest returns the handler of /manifest.webmanifest, the web app
-// manifest, with static's versioned icon URLs. id, scope and start_url are
-// all "/": the installed app opens the start page, which leads a signed-in
-// owner to the diary and anyone else to sign-in, and every page of the app
-// stays inside it. Browsers fetch the manifest without cookies, so it is
-// served outside the sign-in guard, as application/manifest+json; it is
-// revalidated on use (no-cache), so a new build's icons reach installed
-// apps.
-func Manifest(static *Static) http.HandlerFunc {
+// ManifestName is the web app manifest's name among the static files:
+// pages link it as {{static "manifest.webmanifest"}}, with its digest, so
+// browsers keep it (and need not ask for it on every page) until a build
+// changes it. Its id keeps the installed app the same app across such
+// changes.
+const ManifestName = "manifest.webmanifest"
+
+// AddManifest adds the web app manifest to static as ManifestName, naming
+// the icons by their versioned URLs, which must be among static's files.
+// id, scope and start_url are all "/": the installed app opens the start
+// page, which leads a signed-in owner to the diary and anyone else to
+// sign-in, and every page of the app stays inside it. Browsers fetch the
+// manifest without cookies: it is served like every static file, outside
+// the sign-in guard, as application/manifest+json.
+func AddManifest(static *Static) error {
 	body, err := json.MarshalIndent(manifest{
 		ID:              "/",
 		Name:            "ndiro meal diary",
@@ -52,12 +58,8 @@ func Manifest(static *Static) http.HandlerFunc {
 		},
 	}, "", "  ")
 	if err != nil {
-		panic(err) // constant data: fails at start-up in every test
+		return fmt.Errorf("web: manifest: %w", err)
 	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Type", "application/manifest+json")
-		h.Set("Cache-Control", "no-cache")
-		w.Write(body)
-	}
+	static.Add(ManifestName, body)
+	return nil
 }
