@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +242,25 @@ func TestDetailPage(t *testing.T) {
 		if r := c.Get(path); r.StatusCode != http.StatusNotFound || r.Text("h1") != "Meal not found" {
 			t.Errorf("GET %s = %d %q, want 404 Meal not found", path, r.StatusCode, r.Text("h1"))
 		}
+	}
+}
+
+// TestMovedMeal: moving a meal says where to in words, and the meal's old
+// page then says it moved and leads to its old day.
+func TestMovedMeal(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	m := putMeal(t, app, admin, meal.Meal{Date: "2026-09-01", Time: "12:30"})
+	resp := c.PostForm(m.DetailURL()+"/move", url.Values{"date": {"2026-10-05"}, "time": {"09:15"}, "version": {"1"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("move = %d", resp.StatusCode)
+	}
+	if flash := c.Get(resp.Location()).Text(".flash"); flash != "Meal moved to Monday 5 October 2026, 09:15." {
+		t.Errorf("flash = %q, want the new date and time in words", flash)
+	}
+	old := c.Get(m.DetailURL())
+	href, _ := old.Doc().Find("main a.button").Attr("href")
+	if old.StatusCode != http.StatusNotFound || old.Text("h1") != "Meal moved or deleted" || href != "/meals?month=2026-09#day-2026-09-01" {
+		t.Errorf("old address = %d %q linking to %q, want 404 Meal moved or deleted linking to 1 September", old.StatusCode, old.Text("h1"), href)
 	}
 }

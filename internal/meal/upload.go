@@ -169,7 +169,7 @@ func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
 	if cur.HasPhoto() {
 		h.deletePhoto(ctx, cur.UserID, cur.PhotoKeys())
 	}
-	web.SetFlash(w, "Meal moved to "+moved.Date+" "+moved.Time[:5]+".")
+	web.SetFlash(w, "Meal moved to "+moved.DateTime().Format("Monday 2 January 2006, 15:04")+".")
 	web.Redirect(w, r, "/meals?month="+moved.Date[:7]+"#meal-"+moved.ID)
 	return nil
 }
