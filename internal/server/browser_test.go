@@ -372,7 +372,8 @@ func signInBrowser(t *testing.T, ctx context.Context, app *apptest.App, email st
 // height and alt, form fields use 16 px text, and the keyboard focus is
 // visible; the meal page is reached by tapping a thumbnail; the dark
 // scheme gives a dark page. On the desktop: nothing wider than the
-// window, and the days use the width. Screenshots of every page at both
+// window, and the days use the width. Without JavaScript, a meal is added
+// and a time zone saved. Screenshots of every page at both
 // sizes (and the phone in dark) go to NDIRO_SCREENSHOTS (make
 // screenshots).
 func TestBrowserPages(t *testing.T) {
@@ -535,6 +536,39 @@ func TestBrowserPages(t *testing.T) {
 	if err != nil || thumb < 150 {
 		t.Errorf("desktop thumbnails are %.0f px wide (%v), want at least 150", thumb, err)
 	}
+
+	// Without JavaScript: a meal is added with the form as the server
+	// filled it, and a time zone is saved by typing a city.
+	noJS := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	})
+	if err := within(noJS, phone()); err != nil {
+		t.Fatal(err)
+	}
+	open("/meals/new")
+	if err := within(
+		chromedp.SendKeys(chromedp.CSS(`#notes`), "typed without JavaScript"),
+		chromedp.Submit(chromedp.CSS(`form.meal-form`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	); err != nil {
+		t.Fatalf("add a meal without JavaScript: %v", err)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`[...document.querySelectorAll("li.meal .notes")].filter(n => n.textContent === "typed without JavaScript").length`)); err != nil || n != 1 {
+		t.Errorf("the meal added without JavaScript shows %d times (%v), want once", n, err)
+	}
+	open("/account")
+	if err := within(
+		chromedp.SetValue(chromedp.CSS(`#tz`), "Berlin"),
+		chromedp.Submit(chromedp.CSS(`#tz`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	); err != nil {
+		t.Fatalf("save a time zone without JavaScript: %v", err)
+	}
+	if u, err := app.Users.Get(context.Background(), localenv.Subject("admin@example.com")); err != nil || u.TimeZone != "Europe/Berlin" {
+		t.Errorf("time zone saved without JavaScript = %v (%v), want Europe/Berlin", u, err)
+	}
+	shoot("390-nojs-account", false)
 	t.Logf("screenshots in %s", dir)
 }
 
