@@ -385,7 +385,7 @@ func TestBrowserPages(t *testing.T) {
 	ms := fillMonth(t, app, "admin@example.com")
 	owner := app.Client()
 	owner.SignIn("admin@example.com")
-	owner.CreateShare(url.Values{"label": {"Dr. Rossi, dietitian"}, "from": {"2026-09-01"}, "to": {"2026-09-14"}, "expiry": {"30"}, "notes": {"1"}, "numbers": {"1"}})
+	tok := owner.CreateShare(url.Values{"label": {"Dr. Rossi, dietitian"}, "from": {"2026-09-01"}, "to": {"2026-09-14"}, "expiry": {"30"}, "notes": {"1"}, "numbers": {"1"}})
 	owner.CreateInvite(url.Values{"email": {"friend@example.com"}, "role": {"owner"}})
 	dir := screenshots(t)
 	ctx := browser(t)
@@ -404,6 +404,7 @@ func TestBrowserPages(t *testing.T) {
 		{"shares", "/shares"},
 		{"admin-users", "/admin/users"},
 		{"admin-invites", "/admin/invites"},
+		{"shared", "/s/" + tok},
 	}
 	shoot := func(name string, full bool) {
 		t.Helper()
@@ -464,7 +465,7 @@ func TestBrowserPages(t *testing.T) {
 	// The phone.
 	for _, p := range pages {
 		open(p.path)
-		shoot("390-"+p.name, p.name != "diary-month")
+		shoot("390-"+p.name, p.name != "diary-month" && p.name != "shared")
 		check("390", p.name, true)
 	}
 
@@ -524,7 +525,7 @@ func TestBrowserPages(t *testing.T) {
 	}
 	for _, p := range pages {
 		open(p.path)
-		shoot("1280-"+p.name, p.name != "diary-month")
+		shoot("1280-"+p.name, p.name != "diary-month" && p.name != "shared")
 		check("1280", p.name, false)
 	}
 	open("/meals?month=" + browserMonth)
