@@ -336,16 +336,17 @@ func colorScheme(v string) chromedp.Action[chromedp.Void] {
 }
 
 // screenshots is where the browser tests write what they saw: the
-// directory NDIRO_SCREENSHOTS names (make screenshots), else a temporary
-// one.
-func screenshots(t *testing.T) string {
+// directory NDIRO_SCREENSHOTS names (make screenshots), with whole pages,
+// else a temporary one, with the first screen of each page only (a whole
+// page at 3× pixels takes a while to encode).
+func screenshots(t *testing.T) (dir string, fullPages bool) {
 	if dir := os.Getenv("NDIRO_SCREENSHOTS"); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		return dir
+		return dir, true
 	}
-	return t.TempDir()
+	return t.TempDir(), false
 }
 
 // signInBrowser signs the browser in as email through the local sign-in
@@ -370,7 +371,8 @@ func signInBrowser(t *testing.T, ctx context.Context, app *apptest.App, email st
 // desktop (1280×800). On the phone: no element reaches past the screen's
 // edge, every control is at least 44×44 px, every image has its width,
 // height and alt, form fields use 16 px text, and the keyboard focus is
-// visible; the meal page is reached by tapping a thumbnail; the dark
+// visible; the month shows three square thumbnails a row, notes clamped to
+// two lines and each day's totals on one; the meal page is reached by tapping a thumbnail; the dark
 // scheme gives a dark page. On the desktop: nothing wider than the
 // window, and the days use the width. Without JavaScript, a meal is added
 // and a time zone saved. Screenshots of every page at both
@@ -387,7 +389,7 @@ func TestBrowserPages(t *testing.T) {
 	owner.SignIn("admin@example.com")
 	tok := owner.CreateShare(url.Values{"label": {"Dr. Rossi, dietitian"}, "from": {"2026-09-01"}, "to": {"2026-09-14"}, "expiry": {"30"}, "notes": {"1"}, "numbers": {"1"}})
 	owner.CreateInvite(url.Values{"email": {"friend@example.com"}, "role": {"owner"}})
-	dir := screenshots(t)
+	dir, fullPages := screenshots(t)
 	ctx := browser(t)
 	if err := chromedp.Do(ctx, phone()); err != nil {
 		t.Fatal(err)
@@ -409,7 +411,7 @@ func TestBrowserPages(t *testing.T) {
 	shoot := func(name string, full bool) {
 		t.Helper()
 		var shot chromedp.Action[[]byte] = chromedp.CaptureScreenshot()
-		if full {
+		if full && fullPages {
 			shot = chromedp.FullScreenshot(100)
 		}
 		png, err := chromedp.Run(ctx, shot)
@@ -469,9 +471,28 @@ func TestBrowserPages(t *testing.T) {
 		check("390", p.name, true)
 	}
 
+	// On the phone's month: notes clamped to two lines, each day's totals
+	// on one, three thumbnails a row, square.
+	open("/meals?month=" + browserMonth)
+	type grid struct {
+		NotesLines, TotalsLines, PerRow float64
+		Square                          bool
+	}
+	g, err := chromedp.Run(ctx, chromedp.Evaluate[grid](`(() => {
+		const lines = el => el.getBoundingClientRect().height / parseFloat(getComputedStyle(el).lineHeight);
+		const notes = [...document.querySelectorAll("li.meal .notes")].map(lines);
+		const totals = [...document.querySelectorAll(".day-totals")].map(lines);
+		const imgs = [...document.querySelectorAll("#day-2026-09-30 img")].map(i => i.getBoundingClientRect());
+		return {NotesLines: Math.max(...notes), TotalsLines: Math.max(...totals),
+			PerRow: new Set(imgs.map(r => Math.round(r.top))).size === 1 ? imgs.length : 0,
+			Square: imgs.every(r => Math.abs(r.width - r.height) < 1)};
+	})()`))
+	if err != nil || g.NotesLines > 2.05 || g.TotalsLines > 1.05 || g.PerRow != 3 || !g.Square {
+		t.Errorf("phone grid: notes up to %.2f lines, totals up to %.2f lines, %v thumbnails a row, square %v (%v); want 2, 1, 3, square", g.NotesLines, g.TotalsLines, g.PerRow, g.Square, err)
+	}
+
 	// From a thumbnail to its meal's page, by touch.
 	first := ms[len(ms)-3] // the newest day's breakfast, top left of the grid
-	open("/meals?month=" + browserMonth)
 	if err := within(
 		chromedp.Tap(chromedp.CSS(`#meal-`+first.ID+` img`)),
 		chromedp.WaitVisible(chromedp.CSS(`article.detail img.photo`)),
