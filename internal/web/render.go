@@ -25,14 +25,14 @@ type Viewer struct {
 }
 
 // Base is embedded in every page's data struct; Render fills Viewer,
-// RequestID, Path, Page and Provider. Title is the page title without the
+// RequestID, Path, Page, Provider and Nav. Title is the page title without the
 // " · ndiro" suffix.
 type Base struct {
 	Title     string
 	Viewer    Viewer
 	Flash     string
 	RequestID string
-	// Path is the request's path, to mark the current navigation link.
+	// Path is the request's path, to mark the current admin tab.
 	Path string
 	// Page is the template's name, e.g. "meal/list", written on <body> as
 	// data-page for styles and tests.
