@@ -286,6 +286,10 @@
       });
     });
     form.querySelectorAll("input[data-check]").forEach(function (input) {
+      // A message goes as soon as the field is right (while typing, so the
+      // page does not shift under a click on Save) and comes when it is
+      // left wrong.
+      input.addEventListener("input", function () { if (!fieldError(input)) showError(input, ""); });
       input.addEventListener("change", function () { showError(input, fieldError(input)); });
     });
     var status = form.querySelector(".upload-status");

@@ -54,8 +54,10 @@ func NewHandler(d Deps) *Handler {
 
 type listPage struct {
 	web.Base
-	Heading    string
-	Days       []Day
+	Heading string
+	Days    []gridDay
+	// Summary sums up the days shown: days logged, the average day.
+	Summary    Summary
 	Count      int
 	Prev, Next string // links to the neighbouring month or window; "" at the ends
 	PrevLabel  string
@@ -79,7 +81,7 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) error {
 	if s := q.Get("month"); s != "" {
 		var err error
 		if m, err = ParseMonth(s); err != nil {
-			return web.BadRequest(fmt.Sprintf("Month must look like 2026-09, between %d and %d.", MinYear, MaxYear))
+			return &web.Error{Status: http.StatusBadRequest, Title: "Month not recognised", Msg: fmt.Sprintf("Month must look like 2026-09, between %d and %d.", MinYear, MaxYear)}
 		}
 	}
 	meals, err := h.store.Month(r.Context(), u.ID, m)
@@ -89,9 +91,9 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) error {
 	p := &listPage{
 		Base:    web.Base{Title: m.Time().Format("January 2006")},
 		Heading: m.Time().Format("January 2006"),
-		Days:    GroupByDay(meals),
 		Count:   len(meals),
 	}
+	p.Days, p.Summary = diaryGrid(meals, false)
 	if prev := m.Prev(); prev.InRange() {
 		p.Prev, p.PrevLabel = "/meals?month="+prev.String(), prev.Time().Format("Jan 2006")
 	}
@@ -136,12 +138,12 @@ func (h *Handler) window(w http.ResponseWriter, r *http.Request, u *user.User, f
 	p := &listPage{
 		Base:     web.Base{Title: heading},
 		Heading:  heading,
-		Days:     GroupByDay(meals),
 		Count:    len(meals),
 		From:     from.String(),
 		To:       to.String(),
 		IsWindow: true,
 	}
+	p.Days, p.Summary = diaryGrid(meals, true)
 	if a := from.AddDays(-n); a.Time().Year() >= MinYear {
 		p.Prev, p.PrevLabel = link(a, to.AddDays(-n)), days(n)
 	}

@@ -3,7 +3,6 @@ package meal
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 
@@ -161,7 +160,7 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	}
 	flash := "Changes saved."
 	if saved.Date != cur.Date || saved.Time != cur.Time {
-		flash = "Meal moved to " + saved.DateTime().Format("Mon 2 Jan 2006, 15:04") + "."
+		flash = "Meal moved to " + saved.DateTime().Format("Monday 2 January 2006, 15:04") + "."
 	}
 	return finish(w, r, mealLink(saved), flash)
 }
@@ -212,7 +211,7 @@ func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	return finish(w, r, mealLink(moved), "Meal moved to "+moved.DateTime().Format("Mon 2 Jan 2006, 15:04")+".")
+	return finish(w, r, mealLink(moved), "Meal moved to "+moved.DateTime().Format("Monday 2 January 2006, 15:04")+".")
 }
 
 var errChanged = &web.Error{Status: http.StatusConflict, Title: "Meal changed meanwhile", Msg: "This meal was changed in another window after you opened it, so nothing was saved. Open it again to see the latest version."}
@@ -272,7 +271,7 @@ type gonePage struct {
 func (h *Handler) gone(w http.ResponseWriter, r *http.Request, d Date, typed *Form) error {
 	return h.pages.Render(w, r, http.StatusNotFound, "meal/gone", &gonePage{
 		Base: web.Base{Title: "Meal moved or deleted"}, Day: d,
-		DayLink: fmt.Sprintf("/meals?from=%s&to=%s", d, d), Typed: typed,
+		DayLink: dayURL(d), Typed: typed,
 	})
 }
 

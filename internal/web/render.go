@@ -25,14 +25,14 @@ type Viewer struct {
 }
 
 // Base is embedded in every page's data struct; Render fills Viewer,
-// RequestID, Path, Page and Provider. Title is the page title without the
+// RequestID, Path, Page, Provider and Nav. Title is the page title without the
 // " · ndiro" suffix.
 type Base struct {
 	Title     string
 	Viewer    Viewer
 	Flash     string
 	RequestID string
-	// Path is the request's path, to mark the current navigation link.
+	// Path is the request's path, to mark the current admin tab.
 	Path string
 	// Page is the template's name, e.g. "meal/list", written on <body> as
 	// data-page for styles and tests.
@@ -44,6 +44,9 @@ type Base struct {
 	// layout asks robots not to index or follow it, and Render neither
 	// shows nor clears a flash message, so the response sets no cookie.
 	Unlisted bool
+	// Nav is the header's main navigation for a signed-in viewer, with the
+	// link of the page's section marked current; Render fills it (nav.go).
+	Nav []NavLink
 }
 
 func (b *Base) base() *Base { return b }
@@ -141,7 +144,7 @@ func NewPages(fsys fs.FS, static *Static, viewer func(*http.Request) Viewer, pro
 		return nil, fmt.Errorf("web: template errors/error.html is missing")
 	}
 	var buf bytes.Buffer
-	data := &errorPage{Base: Base{Title: http.StatusText(http.StatusInternalServerError), Page: "errors/error"}, Status: http.StatusInternalServerError, Message: internalErrorMsg}
+	data := &errorPage{Base: Base{Title: StatusTitle(http.StatusInternalServerError), Page: "errors/error"}, Status: http.StatusInternalServerError, Message: internalErrorMsg}
 	if err := t.Execute(&buf, data); err != nil {
 		return nil, fmt.Errorf("web: template errors/error.html: %w", err)
 	}
@@ -176,6 +179,9 @@ func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, name 
 	b.Path = r.URL.Path
 	b.Page = name
 	b.Provider = p.provider
+	if b.Viewer.SignedIn {
+		b.Nav = mainNav(b.Viewer, r)
+	}
 	var flashShown bool
 	if b.Flash == "" && status < 400 && !b.Unlisted {
 		b.Flash, flashShown = peekFlash(r)
@@ -202,6 +208,9 @@ type errorPage struct {
 	Base
 	Status  int
 	Message string
+	// Back and BackText are the error's own way on (Error.Back); "" shows
+	// the way to the diary or the start page.
+	Back, BackText string
 }
 
 // Handle adapts a handler that returns an error. A *Error is shown with its
@@ -270,9 +279,9 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	title := e.Title
 	if title == "" {
-		title = http.StatusText(e.Status)
+		title = StatusTitle(e.Status)
 	}
-	data := &errorPage{Base: Base{Title: title}, Status: e.Status, Message: e.Msg}
+	data := &errorPage{Base: Base{Title: title}, Status: e.Status, Message: e.Msg, Back: e.Back, BackText: e.BackText}
 	if rerr := p.Render(w, r, e.Status, "errors/error", data); rerr != nil {
 		p.log.Error("error page failed", "request_id", middleware.GetReqID(r.Context()), "err", rerr)
 		h := w.Header()
