@@ -2,12 +2,25 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: run test crash check bench load release e2e fmt vet
+.PHONY: run demo screenshots test crash check bench load release e2e fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
 	@$(GO) build -o bin/ndiro-dev ./cmd/ndiro
 	@exec ./bin/ndiro-dev
+
+## demo: local mode with a demo owner's six weeks of meals (generated
+## photos, notes, numbers) and a share link, in its own data dir
+## (./var-demo), seeded on the first start only
+demo:
+	@$(GO) build -o bin/ndiro-dev ./cmd/ndiro
+	@NDIRO_DEMO=1 NDIRO_DATA_DIR=./var-demo exec ./bin/ndiro-dev
+
+## screenshots: every main page at 390x844 and 1280x800, light and dark,
+## written to ./screenshots by the browser test
+screenshots:
+	@mkdir -p screenshots
+	NDIRO_SCREENSHOTS=$(CURDIR)/screenshots $(GO) test -count=1 -run '^TestBrowserPages$$' -v ./internal/server
 
 ## test: every test, with the race detector; needs no network
 test:

@@ -404,7 +404,12 @@ func TestProductionPath(t *testing.T) {
 		t.Errorf("month page kcal = %q, want 512.5 kcal", got)
 	}
 	thumbURL, _ := li.Find("img").Attr("src")
-	displayURL, _ := li.Find("a.thumb").Attr("href")
+	// The thumbnail leads to the meal's page, which shows the display size.
+	detailURL, _ := li.Find("a").Attr("href")
+	if detailURL != "/meals/"+date+"/"+mealID {
+		t.Errorf("thumbnail links to %q, want the meal's page /meals/%s/%s", detailURL, date, mealID)
+	}
+	displayURL, _ := fc.Get(detailURL).Doc().Find("img.photo").Attr("src")
 	if !strings.HasPrefix(thumbURL, "/photo/"+date+"/"+mealID+"?") || !strings.HasPrefix(displayURL, "/photo/"+date+"/"+mealID+"?") {
 		t.Fatalf("photo URLs %q and %q, want /photo/%s/%s?…", thumbURL, displayURL, date, mealID)
 	}
@@ -497,7 +502,7 @@ func TestProductionPath(t *testing.T) {
 	if got := strings.TrimSpace(li.Find(".notes").Text()); got != "Lentil soup, bread" {
 		t.Errorf("moved meal notes = %q, want the edited ones", got)
 	}
-	movedURL, _ := li.Find("a.thumb").Attr("href")
+	movedURL, _ := fc.Get("/meals/" + newDate + "/" + movedID).Doc().Find("img.photo").Attr("src")
 	if r := fc.Get(movedURL); r.StatusCode != http.StatusOK || r.Body != ph.Body {
 		t.Errorf("moved photo = %d with %d bytes, want 200 with the %d bytes of the original", r.StatusCode, len(r.Body), len(ph.Body))
 	}

@@ -6,5 +6,5 @@ import "embed"
 
 // FS holds the static files, served with a content hash in their URL.
 //
-//go:embed *.css *.js *.svg
+//go:embed *.css *.js *.svg *.png
 var FS embed.FS

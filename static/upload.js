@@ -214,11 +214,11 @@
 
   // send posts fd to url with progress, marked as the page script's
   // (X-Ndiro-Upload), and resolves to the XMLHttpRequest when it ends.
-  function send(url, fd, onProgress) {
+  function send(url, fd, onProgress, batch) {
     return new Promise(function (resolve, reject) {
       var xhr = new XMLHttpRequest();
       xhr.open("POST", url);
-      xhr.setRequestHeader("X-Ndiro-Upload", "1");
+      xhr.setRequestHeader("X-Ndiro-Upload", batch ? "2" : "1");
       xhr.upload.addEventListener("progress", function (ev) {
         if (ev.lengthComputable && onProgress) onProgress(ev.loaded / ev.total);
       });
@@ -226,6 +226,26 @@
       xhr.addEventListener("error", function () { reject(new Error("network")); });
       xhr.send(fd);
     });
+  }
+
+  // signinOf returns where to sign in again if the session ended (signed
+  // out in another tab, or the account was disabled), or "".
+  function signinOf(xhr) {
+    if (xhr.status !== 401) return "";
+    try { return JSON.parse(xhr.responseText).signin || ""; } catch (e) { return ""; }
+  }
+
+  // signinNote says the session ended, with a link that signs in again in
+  // a new tab, so the form here and all it holds stay.
+  function signinNote(el, to) {
+    el.textContent = "You are signed out (perhaps in another tab). ";
+    var a = document.createElement("a");
+    a.href = to;
+    a.target = "_blank";
+    a.rel = "noopener";
+    a.textContent = "Sign in again in a new tab";
+    el.appendChild(a);
+    el.appendChild(document.createTextNode(", then press Save here: nothing you typed is lost."));
   }
 
   function pageOf(xhr) {
@@ -266,6 +286,10 @@
       });
     });
     form.querySelectorAll("input[data-check]").forEach(function (input) {
+      // A message goes as soon as the field is right (while typing, so the
+      // page does not shift under a click on Save) and comes when it is
+      // left wrong.
+      input.addEventListener("input", function () { if (!fieldError(input)) showError(input, ""); });
       input.addEventListener("change", function () { showError(input, fieldError(input)); });
     });
     var status = form.querySelector(".upload-status");
@@ -293,6 +317,14 @@
           });
           var to = pageOf(xhr);
           if (to) { say("Saved."); window.location.assign(to); return; }
+          var signin = signinOf(xhr);
+          if (signin) {
+            button.disabled = false;
+            button.classList.remove("busy");
+            status.hidden = false;
+            signinNote(text, signin);
+            return;
+          }
           if (xhr.status === 429 || xhr.status === 503) {
             var wait = retryAfter(xhr);
             say("Busy; trying again in " + wait + " s…");
@@ -315,6 +347,15 @@
   }
 
   // ---- Several photos at once -------------------------------------------
+
+  // photoKind names a file's format from its first bytes ("" for one the
+  // server refuses), as the server judges it.
+  function photoKind(b) {
+    if (b[0] === 0xFF && b[1] === 0xD8 && b[2] === 0xFF) return "jpeg";
+    if (ascii(b, 0, 8) === "\x89PNG\r\n\x1a\n") return "png";
+    if (ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 4) === "WEBP") return "webp";
+    return "";
+  }
 
   function pad(n) { return (n < 10 ? "0" : "") + n; }
 
@@ -341,7 +382,16 @@
       items = [];
       for (var i = 0; i < input.files.length; i++) {
         var file = input.files[i];
-        var taken = takenAt(new Uint8Array(await file.arrayBuffer()));
+        var head = new Uint8Array(await file.arrayBuffer());
+        if (!photoKind(head)) {
+          var skip = document.createElement("li");
+          skip.className = "backfill-item skipped";
+          skip.textContent = file.name + ": not a JPEG, PNG or WebP photo, so it is left out" +
+            (ascii(head, 4, 4) === "ftyp" ? " (HEIC: export it as JPEG first)." : ".");
+          list.appendChild(skip);
+          continue;
+        }
+        var taken = takenAt(head);
         var li = document.createElement("li");
         li.className = "backfill-item";
         var date = taken ? taken.slice(0, 10) : "", time = taken ? taken.slice(11, 16) : "";
@@ -351,7 +401,8 @@
           '<div class="row"><label>Date <input type="date" name="date" required></label>' +
           '<label>Time <input type="time" name="time" required></label>' +
           '<label>Meal <select name="kind"></select></label></div>' +
-          '<p class="muted small state"></p>';
+          '<p class="muted small state"></p>' +
+          '<button type="button" class="secondary remove">Leave out</button>';
         li.querySelector("img").src = URL.createObjectURL(file);
         li.querySelector("img").alt = "Photo " + (i + 1) + ": " + file.name;
         li.querySelector("input[name=date]").value = date;
@@ -365,7 +416,16 @@
         });
         li.querySelector(".state").textContent = taken ? "Taken " + date + " " + time + "." : "No capture time in this photo: when was it?";
         list.appendChild(li);
-        items.push({ file: file, li: li, taken: taken });
+        var item = { file: file, li: li, taken: taken };
+        items.push(item);
+        li.querySelector(".remove").addEventListener("click", function (it) {
+          return function () {
+            if (it.done) return;
+            items = items.filter(function (x) { return x !== it; });
+            it.li.remove();
+            save.hidden = items.length === 0;
+          };
+        }(item));
       }
       save.hidden = items.length === 0;
     });
@@ -394,9 +454,11 @@
           await withPhoto(fd, it.file);
           if (it.taken) fd.set("taken", it.taken);
           for (;;) {
-            var xhr = await send(form.action, fd, function (f) { state.textContent = "Uploading… " + Math.round(f * 100) + " %"; });
+            var xhr = await send(form.action, fd, function (f) { state.textContent = "Uploading… " + Math.round(f * 100) + " %"; }, true);
             var to = pageOf(xhr);
-            if (to) { it.done = true; last = to; state.textContent = "Saved."; break; }
+            if (to) { it.done = true; last = to; state.textContent = "Saved."; it.li.classList.add("saved"); break; }
+            var signin = signinOf(xhr);
+            if (signin) { signinNote(state, signin); save.disabled = false; return; }
             if (xhr.status === 429 || xhr.status === 503) {
               var wait = retryAfter(xhr);
               state.textContent = "Busy; trying again in " + wait + " s…";
@@ -404,7 +466,7 @@
               continue;
             }
             var doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
-            var why = doc.querySelector("#photo-err, #form-err, .field-err, main p");
+            var why = doc.querySelector("#photo-err") || doc.querySelector(".field-err") || doc.querySelector("#form-err") || doc.querySelector("main p");
             state.textContent = "Not saved: " + (why ? why.textContent.trim() : "status " + xhr.status);
             break;
           }

@@ -24,6 +24,7 @@ import (
 
 	"ndiro/internal/auth"
 	"ndiro/internal/config"
+	"ndiro/internal/demo"
 	"ndiro/internal/dynamo"
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
@@ -165,6 +166,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	} else if n > 0 {
 		log.Info("account deletions resumed", "count", n)
 	}
+	var demoRes *demo.Result
+	if cfg.Demo {
+		fmt.Fprintf(stdout, "Demo mode: seeding the demo diary unless this data dir has it (the first time takes about half a minute)…\n")
+		demoRes, err = demo.Seed(ctx, demo.Deps{
+			Users: app.Users, Meals: app.Meals, Shares: app.Shares,
+			Photos: photo.NewStore(b.S3, b.Bucket), Pipeline: photo.NewPipeline(2), Now: time.Now,
+		}, demo.Options{OwnerID: localenv.Subject(demo.Email)})
+		if err != nil {
+			return err
+		}
+		log.Info("demo diary", "seeded", demoRes.Seeded, "meals", demoRes.Meals)
+	}
 	srv := &http.Server{
 		Handler:           app.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -178,6 +191,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 	if cfg.Mode == config.ModeLocal {
 		fmt.Fprintf(stdout, "\nndiro is running in local mode. Open %s\nSign in as %s (admin), or any email once you have an invite link.\nData is kept in %s. Stop with Ctrl-C.\n\n", cfg.BaseURL, cfg.AdminEmails[0], cfg.DataDir)
+		if demoRes != nil {
+			fmt.Fprintf(stdout, "Demo: sign in as %s to see six weeks of meals.\nThe demo's share link (what a dietitian sees): %s/s/%s\n\n", demo.Email, cfg.BaseURL, demoRes.ShareToken)
+		}
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "mode", string(cfg.Mode))
 

@@ -34,6 +34,7 @@ type Handler struct {
 	log     *slog.Logger
 	baseURL string
 	deleted tickets
+	zones   Zones
 }
 
 // Deps are the Handler's collaborators.
@@ -60,6 +61,7 @@ func NewHandler(d Deps) *Handler {
 		users: d.Users, meals: d.Meals, shares: d.Shares, photos: d.Photos, deleter: d.Deleter,
 		signOut: d.SignOut, pages: d.Pages, now: d.Now, log: d.Log, baseURL: d.BaseURL,
 		deleted: tickets{m: map[string]ticket{}},
+		zones:   ParseZones(zonesTxt),
 	}
 }
 
@@ -71,6 +73,8 @@ type accountPage struct {
 	Name      string
 	NameError string
 	LocalNow  string
+	// Zones are the time zone field's suggestions.
+	Zones Zones
 }
 
 // Page shows the account settings.
@@ -82,22 +86,29 @@ func (h *Handler) Page(w http.ResponseWriter, r *http.Request) error {
 // render shows p, filling what every state of the page needs.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, p *accountPage) error {
 	p.Title = "Account"
-	p.LocalNow = h.now().In(p.User.Location()).Format("Mon 2 Jan 15:04")
+	p.LocalNow = h.now().In(p.User.Location()).Format("Monday 2 January, 15:04")
+	p.Zones = h.zones
 	return h.pages.Render(w, r, status, "account/page", p)
 }
 
 // TimeZone saves the account's time zone, an IANA name such as
 // "Europe/Berlin", which decides the default date of new meals and the
-// current month.
+// current month. A city that names one zone is taken as that zone
+// ("Berlin" is Europe/Berlin), so the field works without the page's
+// suggestions too.
 func (h *Handler) TimeZone(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return web.BadRequest("The form could not be read.")
 	}
 	u := user.FromContext(r.Context())
-	tz := strings.TrimSpace(r.PostForm.Get("tz"))
-	if !user.ValidTimeZone(tz) {
-		return h.render(w, r, http.StatusUnprocessableEntity, &accountPage{User: u, TZ: tz, Name: u.Name,
-			TZError: "Time zone must be a name like Europe/Berlin, America/Los_Angeles or UTC."})
+	typed := strings.TrimSpace(r.PostForm.Get("tz"))
+	tz, matches, ok := h.zones.Resolve(typed)
+	if !ok {
+		msg := "Choose a time zone from the list, or type a city such as Berlin, or a name like Europe/Berlin or UTC."
+		if len(matches) > 0 {
+			msg = "Several time zones match “" + typed + "”: " + strings.Join(matches, ", ") + ". Choose one of them."
+		}
+		return h.render(w, r, http.StatusUnprocessableEntity, &accountPage{User: u, TZ: typed, Name: u.Name, TZError: msg})
 	}
 	if err := h.users.SetTimeZone(r.Context(), u.ID, tz); err != nil {
 		return err

@@ -41,6 +41,11 @@ func TestDisplayName(t *testing.T) {
 	if u := row(t, app); u.Name != "Ana Lima-Sousa" {
 		t.Fatalf("after a sign-in with a new claim: name %q, want Ana Lima-Sousa", u.Name)
 	}
+	// A provider that sends no name leaves the last one.
+	app.Client().SignIn(admin)
+	if u := row(t, app); u.Name != "Ana Lima-Sousa" {
+		t.Fatalf("after a sign-in without a name claim: name %q, want Ana Lima-Sousa kept", u.Name)
+	}
 
 	resp := c.PostForm("/account/name", url.Values{"name": {"  Ana  "}})
 	if resp.StatusCode != http.StatusSeeOther || resp.Location() != "/account" {
@@ -92,5 +97,53 @@ func TestDisplayNameBadInput(t *testing.T) {
 				t.Errorf("after a refused name: name %q, set %v; want Ana Lima unchanged", u.Name, u.NameSet)
 			}
 		})
+	}
+}
+
+// TestTimeZoneByCity: the time zone field suggests every zone with its
+// city in words, and a typed city saves its zone, also without the
+// suggestions (no JS, any browser).
+func TestTimeZoneByCity(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	c := app.Client()
+	c.SignIn(admin)
+	doc := c.Get("/account").Doc()
+	list, _ := doc.Find("#tz").Attr("list")
+	opts := doc.Find("datalist#" + list + " option")
+	if list == "" || opts.Length() < 400 {
+		t.Fatalf("time zone field list=%q with %d options, want every zone", list, opts.Length())
+	}
+	berlin := doc.Find(`datalist option[value="Europe/Berlin"]`)
+	if label, _ := berlin.Attr("label"); !strings.Contains(label, "Berlin") {
+		t.Errorf("Europe/Berlin's label = %q, want it to name the city", label)
+	}
+	if label, _ := doc.Find(`datalist option[value="America/Los_Angeles"]`).Attr("label"); !strings.Contains(label, "Los Angeles") {
+		t.Errorf("America/Los_Angeles's label = %q, want Los Angeles in words", label)
+	}
+	if doc.Find(`button[data-fill-tz="tz"]`).Length() != 1 {
+		t.Error("no button offering the device's zone")
+	}
+	for _, tc := range []struct{ typed, want string }{
+		{"Berlin", "Europe/Berlin"},
+		{" los angeles ", "America/Los_Angeles"},
+		{"Asia/Tokyo", "Asia/Tokyo"},
+	} {
+		if resp := c.PostForm("/account/timezone", url.Values{"tz": {tc.typed}}); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("tz %q = %d, want 303", tc.typed, resp.StatusCode)
+		}
+		if u := row(t, app); u.TimeZone != tc.want {
+			t.Errorf("tz %q saved as %q, want %q", tc.typed, u.TimeZone, tc.want)
+		}
+	}
+	resp := c.PostForm("/account/timezone", url.Values{"tz": {"Indianapolis"}})
+	if msg := resp.Text("#tz-err"); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(msg, "America/Indiana/Indianapolis") {
+		t.Errorf("ambiguous city = %d %q, want 422 naming the zones", resp.StatusCode, msg)
+	}
+	if v, _ := resp.Doc().Find("#tz").Attr("value"); v != "Indianapolis" {
+		t.Errorf("the field kept %q, want what was typed", v)
+	}
+	if u := row(t, app); u.TimeZone != "Asia/Tokyo" {
+		t.Errorf("a refused zone changed the saved one to %q", u.TimeZone)
 	}
 }

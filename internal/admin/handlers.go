@@ -23,6 +23,7 @@ type Handler struct {
 	monitor  *Monitor
 	deleting func(userID string) bool
 	now      func() time.Time
+	fixed    func(email string) bool
 }
 
 // Deps are the Handler's collaborators.
@@ -35,11 +36,15 @@ type Deps struct {
 	DeletionRunning func(userID string) bool
 	Monitor         *Monitor
 	Now             func() time.Time
+	// IsAdminEmail reports whether an email is in ADMIN_EMAILS: those
+	// accounts are admins by configuration, and no admin can demote or
+	// disable them from these pages.
+	IsAdminEmail func(email string) bool
 }
 
 // NewHandler returns the admin pages.
 func NewHandler(d Deps) *Handler {
-	return &Handler{users: d.Users, pages: d.Pages, monitor: d.Monitor, deleting: d.DeletionRunning, now: d.Now}
+	return &Handler{users: d.Users, pages: d.Pages, monitor: d.Monitor, deleting: d.DeletionRunning, now: d.Now, fixed: d.IsAdminEmail}
 }
 
 // userRow is one line of the users page.
@@ -197,6 +202,9 @@ func (h *Handler) SetRole(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return web.BadRequest("Role must be admin or owner.")
 	}
+	if role != user.RoleAdmin && h.fixed(target.Email) {
+		return errFixedAdmin
+	}
 	if err := h.userChange(h.users.SetRole(r.Context(), target.ID, role)); err != nil {
 		return err
 	}
@@ -221,6 +229,9 @@ func (h *Handler) setDisabled(w http.ResponseWriter, r *http.Request, disabled b
 	if err != nil {
 		return err
 	}
+	if disabled && h.fixed(target.Email) {
+		return errFixedAdmin
+	}
 	if err := h.userChange(h.users.SetDisabled(r.Context(), target.ID, disabled)); err != nil {
 		return err
 	}
@@ -232,6 +243,8 @@ func (h *Handler) setDisabled(w http.ResponseWriter, r *http.Request, disabled b
 	web.Redirect(w, r, "/admin/users")
 	return nil
 }
+
+var errFixedAdmin = web.Errorf(http.StatusForbidden, "Admin by configuration", "This account is an admin through ADMIN_EMAILS, so it cannot be demoted or disabled here. Remove it from ADMIN_EMAILS first.")
 
 // target loads the user an admin acts on; an admin cannot act on
 // themselves here (what, for the message).

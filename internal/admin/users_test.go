@@ -107,12 +107,27 @@ func TestUserManagement(t *testing.T) {
 	} else if n := r.Doc().Find(`tr[data-user="` + localenv.Subject(adminEmail) + `"] form`).Length(); n != 0 {
 		t.Errorf("the admin's own row offers %d actions, want none", n)
 	}
+	// An admin by ADMIN_EMAILS cannot be demoted or disabled by another.
+	if r := post("role", url.Values{"role": {"admin"}}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("make admin = %d", r.StatusCode)
+	}
+	for _, a := range []struct{ path, role string }{{"/role", "owner"}, {"/disable", ""}} {
+		if r := back.PostForm(self+a.path, url.Values{"role": {a.role}}); r.StatusCode != http.StatusForbidden || r.Text("h1") != "Admin by configuration" {
+			t.Errorf("another admin POST %s on the ADMIN_EMAILS admin = %d %q, want 403", a.path, r.StatusCode, r.Text("h1"))
+		}
+	}
+	if r := adm.Get("/admin/users"); r.StatusCode != http.StatusOK {
+		t.Errorf("the ADMIN_EMAILS admin after the attempts = %d, want 200", r.StatusCode)
+	}
 	if r := adm.PostForm("/admin/users/nobody/disable", nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("disable an unknown user = %d, want 404", r.StatusCode)
 	}
 	// A non-admin cannot use these routes at all.
-	if r := back.PostForm("/admin/users/"+url.PathEscape(localenv.Subject(adminEmail))+"/disable", nil); r.StatusCode != http.StatusForbidden {
-		t.Errorf("owner disabling the admin = %d, want 403", r.StatusCode)
+	if r := post("role", url.Values{"role": {"owner"}}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("remove admin = %d", r.StatusCode)
+	}
+	if r := back.PostForm("/admin/users/"+url.PathEscape(localenv.Subject(adminEmail))+"/disable", nil); r.StatusCode != http.StatusForbidden || r.Text("h1") == "Admin by configuration" {
+		t.Errorf("owner disabling the admin = %d %q, want 403 for admins only", r.StatusCode, r.Text("h1"))
 	}
 	// An account being deleted takes no role change.
 	if _, err := app.Users.MarkDeleting(t.Context(), keep, "photos", app.Clock.Now()); err != nil {

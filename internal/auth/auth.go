@@ -7,6 +7,7 @@ package auth
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -303,10 +304,10 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(aerr, errAttemptExpired):
 		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in took too long",
 			Msg:  fmt.Sprintf("A sign-in must be finished within %d minutes of starting it, and this one was not. Start again to sign in.", int(AttemptLifetime/time.Minute)),
-			Link: restartLink(a), LinkText: "Start again"}
+			Back: restartLink(a), BackText: "Start again"}
 	case aerr != nil:
 		return &web.Error{Status: http.StatusBadRequest, Title: "Sign-in expired", Msg: "This sign-in attempt does not match this browser, or it was already used. " + errRestart,
-			Link: "/login", LinkText: "Start again"}
+			Back: "/login", BackText: "Start again"}
 	}
 	if e := q.Get("error"); e != "" {
 		if e == "access_denied" {
@@ -402,10 +403,11 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 }
 
 // followProviderName brings u's display name up to date with the
-// provider's, unless the owner chose one on the account page. A failure
-// does not stop the sign-in: the name is cosmetic.
+// provider's, unless the owner chose one on the account page; a provider
+// that sends no name leaves the last one. A failure does not stop the
+// sign-in: the name is cosmetic.
 func (h *Handler) followProviderName(ctx context.Context, u *user.User, name string) {
-	if u.NameSet || u.Name == name {
+	if u.NameSet || u.Name == name || name == "" {
 		return
 	}
 	err := h.users.SetProviderName(ctx, u.ID, name)
@@ -519,6 +521,14 @@ func (h *Handler) toLogin(w http.ResponseWriter, r *http.Request) {
 	to := "/login"
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		to += "?next=" + url.QueryEscape(r.URL.RequestURI())
+	}
+	if web.Scripted(r) {
+		// The page script keeps the form and says to sign in again.
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusUnauthorized)
+		json.NewEncoder(w).Encode(map[string]string{"signin": to})
+		return
 	}
 	web.Redirect(w, r, to)
 }

@@ -70,6 +70,10 @@ type Config struct {
 	// shows it too, on the buttons that lead to its stand-in.
 	OIDCName string
 
+	// Demo fills an empty local ndiro with a demo owner's six weeks of
+	// meals and a share link at start (NDIRO_DEMO=1; local mode only).
+	Demo bool
+
 	// AWS mode only.
 	Region string // AWS_REGION
 	Bucket string // NDIRO_BUCKET
@@ -165,6 +169,16 @@ func Load(getenv func(string) string) (Config, error) {
 		default:
 			c.TrustedProxyHeader = canon
 		}
+	}
+
+	switch v := get("NDIRO_DEMO", ""); {
+	case v == "" || v == "0":
+	case v != "1":
+		bad("NDIRO_DEMO must be 1 (or unset), not %q", v)
+	case c.Mode != ModeLocal:
+		bad("NDIRO_DEMO works only in local mode (NDIRO_MODE=local)")
+	default:
+		c.Demo = true
 	}
 
 	admins := get("ADMIN_EMAILS", "")

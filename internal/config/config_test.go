@@ -116,6 +116,8 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"NDIRO_OIDC_ISSUER": "https://sso.example.org/?realm=home"}, []string{"NDIRO_OIDC_ISSUER"}},
 		{map[string]string{"NDIRO_OIDC_NAME": strings.Repeat("x", 41)}, []string{"NDIRO_OIDC_NAME"}},
 		{map[string]string{"NDIRO_OIDC_NAME": "Key\ncloak"}, []string{"NDIRO_OIDC_NAME"}},
+		{map[string]string{"NDIRO_DEMO": "yes"}, []string{"NDIRO_DEMO"}},
+		{awsWith("NDIRO_DEMO", "1", "GOOGLE_CLIENT_ID", "gid", "GOOGLE_CLIENT_SECRET", "gsecret"), []string{"NDIRO_DEMO works only in local mode"}},
 		// Half a pair is refused, even with the other names set: the pair
 		// is never mixed.
 		{awsWith("NDIRO_OIDC_CLIENT_ID", "id", "GOOGLE_CLIENT_ID", "gid", "GOOGLE_CLIENT_SECRET", "gsecret"), []string{"NDIRO_OIDC_CLIENT_SECRET is required when NDIRO_OIDC_CLIENT_ID is set"}},
@@ -131,6 +133,15 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("Load(%v) = %q, want it to name %s", tc.env, err, w)
 			}
+		}
+	}
+}
+
+func TestLoadDemo(t *testing.T) {
+	for v, want := range map[string]bool{"1": true, "0": false, "": false} {
+		got, err := Load(env(map[string]string{"NDIRO_DEMO": v}))
+		if err != nil || got.Demo != want {
+			t.Errorf("NDIRO_DEMO=%q: Demo = %v (%v), want %v", v, got.Demo, err, want)
 		}
 	}
 }

@@ -21,9 +21,10 @@ type Pace func(ctx context.Context, units int) error
 
 // ScanPaced runs a Scan to its end for background work (the admin
 // monitor, the orphan check): each page is paid for through pace before it
-// is read (as many units as it may hold items, an upper bound for items up
-// to 4 KB; more after it, if DynamoDB reports it cost more), then handed to
-// page, so the reads stay under their share of the table's capacity. Pages hold at most PacedPageItems items unless in sets a
+// is read, as much as the page before it cost (one unit for the first),
+// and what it cost beyond that right after, before the next page, so the
+// reads stay under their share of the table's capacity and a small table
+// costs what it reads. Pages hold at most PacedPageItems items unless in sets a
 // smaller Limit. A page may hold no items and still not be the last (a filter
 // dropped them all): only a missing LastEvaluatedKey ends the scan. in is
 // not modified.
@@ -34,7 +35,7 @@ func ScanPaced(ctx context.Context, db dynamodb.ScanAPIClient, in *dynamodb.Scan
 		req.Limit = aws.Int32(PacedPageItems)
 	}
 	p := dynamodb.NewScanPaginator(db, &req)
-	ahead := int(*req.Limit)
+	ahead := 1
 	for p.HasMorePages() {
 		if err := pace(ctx, ahead); err != nil {
 			return err
@@ -43,11 +44,13 @@ func ScanPaced(ctx context.Context, db dynamodb.ScanAPIClient, in *dynamodb.Scan
 		if err != nil {
 			return fmt.Errorf("dynamo: scan %s: %w", aws.ToString(in.TableName), err)
 		}
-		if more := PageUnits(out.ConsumedCapacity, out.ScannedCount, out.Count) - ahead; more > 0 {
+		cost := PageUnits(out.ConsumedCapacity, out.ScannedCount, out.Count)
+		if more := cost - ahead; more > 0 {
 			if err := pace(ctx, more); err != nil {
 				return err
 			}
 		}
+		ahead = cost
 		if err := page(out); err != nil {
 			return err
 		}

@@ -230,7 +230,7 @@ func (h *Handler) Landing(w http.ResponseWriter, r *http.Request) error {
 		}
 		e := RefusalError(ErrClaimed).(*web.Error)
 		e.Msg += " If you used it yourself, sign in to reach your diary."
-		e.Link, e.LinkText = "/login?invite="+tok, "Sign in with "+h.pages.Provider()
+		e.Back, e.BackText = "/login?invite="+tok, "Sign in with "+h.pages.Provider()
 		return e
 	case StateRevoked:
 		return RefusalError(ErrRevoked)

@@ -18,6 +18,16 @@ func TestInviteFlow(t *testing.T) {
 	admin.SignIn("admin@example.com")
 	tok := admin.CreateInvite(url.Values{"email": {""}, "expiry_days": {"3"}, "role": {"owner"}})
 
+	// The open invite's link has a copy button (shown by the page script)
+	// that copies exactly that link.
+	open := admin.Get("/admin/invites").Doc().Find("#invite-" + tok[:8])
+	copyBtn := open.Find("button[data-copy]")
+	target, _ := copyBtn.Attr("data-copy")
+	link, _ := open.Find("input#" + target).Attr("value")
+	if copyBtn.Length() != 1 || link != app.URL+"/invite/"+tok {
+		t.Errorf("copy button copies #%s = %q, want the invite's link", target, link)
+	}
+
 	friend := app.Client()
 	landing := friend.Get("/invite/" + tok)
 	if landing.StatusCode != http.StatusOK {

@@ -172,7 +172,7 @@ func FormOf(m *Meal) Form {
 func (f *Form) Validate(today Date) (m Meal, ok bool) {
 	f.Errors = map[string]string{}
 	if d, err := ParseDate(f.Date); err != nil {
-		f.Errors["date"] = "Date must be a real day, written like 2026-09-01."
+		f.Errors["date"] = fmt.Sprintf("Date must be a real day from %d to %d, written like 2026-09-01.", MinYear, MaxYear)
 	} else if today.AddDays(1).Before(d) && !f.ConfirmFuture {
 		f.Errors["date"] = MsgFuture
 	}

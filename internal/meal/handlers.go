@@ -78,8 +78,10 @@ func NewHandler(d Deps) *Handler {
 
 type listPage struct {
 	web.Base
-	Heading    string
-	Days       []Day
+	Heading string
+	Days    []gridDay
+	// Summary sums up the days shown: days logged, the average day.
+	Summary    Summary
 	Count      int
 	Prev, Next string // links to the neighbouring month or window; "" at the ends
 	PrevLabel  string
@@ -103,7 +105,7 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) error {
 	if s := q.Get("month"); s != "" {
 		var err error
 		if m, err = ParseMonth(s); err != nil {
-			return web.BadRequest(fmt.Sprintf("Month must look like 2026-09, between %d and %d.", MinYear, MaxYear))
+			return &web.Error{Status: http.StatusBadRequest, Title: "Month not recognised", Msg: fmt.Sprintf("Month must look like 2026-09, between %d and %d.", MinYear, MaxYear)}
 		}
 	}
 	meals, err := h.store.Month(r.Context(), u.ID, m)
@@ -113,9 +115,9 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) error {
 	p := &listPage{
 		Base:    web.Base{Title: m.Time().Format("January 2006")},
 		Heading: m.Time().Format("January 2006"),
-		Days:    GroupByDay(meals),
 		Count:   len(meals),
 	}
+	p.Days, p.Summary = diaryGrid(meals, false)
 	if prev := m.Prev(); prev.InRange() {
 		p.Prev, p.PrevLabel = "/meals?month="+prev.String(), prev.Time().Format("Jan 2006")
 	}
@@ -136,11 +138,11 @@ func (h *Handler) window(w http.ResponseWriter, r *http.Request, u *user.User, f
 	}
 	from, err := ParseDate(fromS)
 	if err != nil {
-		return refuse("The window's start (from) must be a real day written like 2026-08-28.")
+		return refuse(fmt.Sprintf("The window's start (from) must be a real day from %d to %d, written like 2026-08-28.", MinYear, MaxYear))
 	}
 	to, err := ParseDate(toS)
 	if err != nil {
-		return refuse("The window's end (to) must be a real day written like 2026-09-03.")
+		return refuse(fmt.Sprintf("The window's end (to) must be a real day from %d to %d, written like 2026-09-03.", MinYear, MaxYear))
 	}
 	meals, err := h.store.Window(r.Context(), u.ID, from, to)
 	switch {
@@ -160,19 +162,27 @@ func (h *Handler) window(w http.ResponseWriter, r *http.Request, u *user.User, f
 	p := &listPage{
 		Base:     web.Base{Title: heading},
 		Heading:  heading,
-		Days:     GroupByDay(meals),
 		Count:    len(meals),
 		From:     from.String(),
 		To:       to.String(),
 		IsWindow: true,
 	}
+	p.Days, p.Summary = diaryGrid(meals, true)
 	if a := from.AddDays(-n); a.Time().Year() >= MinYear {
-		p.Prev, p.PrevLabel = link(a, to.AddDays(-n)), fmt.Sprintf("%d days", n)
+		p.Prev, p.PrevLabel = link(a, to.AddDays(-n)), days(n)
 	}
 	if b := to.AddDays(n); b.Time().Year() <= MaxYear {
-		p.Next, p.NextLabel = link(from.AddDays(n), b), fmt.Sprintf("%d days", n)
+		p.Next, p.NextLabel = link(from.AddDays(n), b), days(n)
 	}
 	return h.pages.Render(w, r, http.StatusOK, "meal/list", p)
+}
+
+// days words a number of days: "1 day", "7 days".
+func days(n int) string {
+	if n == 1 {
+		return "1 day"
+	}
+	return fmt.Sprintf("%d days", n)
 }
 
 type formPage struct {
@@ -251,7 +261,7 @@ func keyFromURL(r *http.Request) (Date, string, bool) {
 // Edit shows the edit form. Date and time can change: saving a new one
 // moves the meal.
 func (h *Handler) Edit(w http.ResponseWriter, r *http.Request) error {
-	m, found, err := h.load(w, r)
+	m, found, err := h.load(w, r, nil)
 	if !found {
 		return err
 	}

@@ -78,18 +78,37 @@ func TestAddMealAndMonthView(t *testing.T) {
 	doc := page.Doc()
 	li := doc.Find("#meal-" + m.ID)
 	for sel, want := range map[string]string{
-		".kcal": "512.5 kcal", ".protein": "P 20 g", ".carbs": "C 0 g", ".hunger": "hunger 4/5",
-		".notes": "Lentil soup\nand bread", "time": "12:30", ".kind": "lunch",
+		".kcal": "512.5 kcal", ".notes": "Lentil soup\nand bread", "time": "12:30", ".kind": "lunch",
 	} {
 		if got := strings.TrimSpace(li.Find(sel).Text()); got != want {
-			t.Errorf("meal %s = %q, want %q", sel, got, want)
+			t.Errorf("meal card %s = %q, want %q", sel, got, want)
 		}
 	}
-	if li.Find(".fat").Length() != 0 {
-		t.Error("blank fat shown")
+	if href, _ := li.Find("a").Attr("href"); href != "/meals/2026-09-01/"+m.ID {
+		t.Errorf("meal card links to %q, want its detail page", href)
 	}
-	if got := strings.TrimSpace(doc.Find("#day-2026-09-01 .total").Text()); got != "512.5 kcal" {
-		t.Errorf("day total = %q, want 512.5 kcal", got)
+	for sel, want := range map[string]string{
+		".total": "512.5 kcal", ".protein": "P 20 g", ".carbs": "C 0 g",
+	} {
+		if got := strings.TrimSpace(doc.Find("#day-2026-09-01 .day-totals " + sel).Text()); got != want {
+			t.Errorf("day total %s = %q, want %q", sel, got, want)
+		}
+	}
+	if doc.Find("#day-2026-09-01 .day-totals .fat").Length() != 0 {
+		t.Error("blank fat totalled")
+	}
+	// Every number of the meal, on its detail page.
+	detail := c.Get("/meals/2026-09-01/" + m.ID).Doc()
+	for sel, want := range map[string]string{
+		".kcal": "512.5 kcal", ".protein": "20 g", ".carbs": "0 g", ".hunger": "4 of 5",
+		".notes": "Lentil soup\nand bread", "h1": "Lunch", ".when": "Tuesday 1 September 2026, 12:30",
+	} {
+		if got := strings.TrimSpace(detail.Find("main " + sel).Text()); got != want {
+			t.Errorf("detail page %s = %q, want %q", sel, got, want)
+		}
+	}
+	if detail.Find("main .fat").Length() != 0 {
+		t.Error("blank fat shown on the detail page")
 	}
 	if href, _ := doc.Find(`a[rel=prev]`).Attr("href"); href != "/meals?month=2026-08" {
 		t.Errorf("prev link = %q", href)
@@ -341,8 +360,12 @@ func TestEditMeal(t *testing.T) {
 			r = c.PostForm(stale, mealForm("notes", "too late", "version", newVersion))
 		}
 		href, _ := r.Doc().Find("#gone a.button").Attr("href")
-		if r.StatusCode != http.StatusNotFound || r.Text("h1") != "Meal moved or deleted" || href != "/meals?from=2026-09-01&to=2026-09-01" {
+		if r.StatusCode != http.StatusNotFound || r.Text("h1") != "Meal moved or deleted" || href != "/meals?month=2026-09#day-2026-09-01" {
 			t.Errorf("%s after the move = %d %q → %q, want 404 Meal moved or deleted linking to the day", stale, r.StatusCode, r.Text("h1"), href)
+		}
+		// An edit that arrives for the moved meal is shown, not lost.
+		if typed := r.Text("#typed .notes"); !strings.HasSuffix(stale, "/edit") && typed != "too late" {
+			t.Errorf("the edit sent to the old address is shown as %q, want the notes typed", typed)
 		}
 	}
 	if n := len(allMeals(t, app, admin)); n != 1 {

@@ -127,6 +127,9 @@ func (m *Meal) TakenTime() (time.Time, error) {
 	return time.Parse("2006-01-02T15:04:05", m.PhotoTaken)
 }
 
+// DetailURL returns the owner's page of the meal: "/meals/2026-09-01/123000-abcdef".
+func (m *Meal) DetailURL() string { return "/meals/" + m.Date + "/" + m.ID }
+
 // HHMM returns the meal's time as "HH:MM".
 func (m *Meal) HHMM() string {
 	if len(m.Time) >= 5 {
@@ -135,12 +138,14 @@ func (m *Meal) HHMM() string {
 	return m.Time
 }
 
-// Day is one day of meals, in chronological order, with its kcal total.
+// Day is one day of meals, in chronological order, with its totals.
 type Day struct {
 	Date  Date
 	Meals []Meal
-	// Kcal is the sum of the meals' kcal; nil if none has kcal.
-	Kcal *Number
+	// Kcal, ProteinG, CarbsG and FatG are exact decimal sums of the meals'
+	// numbers; each is nil if no meal of the day records it (a blank is
+	// not a 0).
+	Kcal, ProteinG, CarbsG, FatG *Number
 }
 
 // GroupByDay groups meals sorted by sort key into days, newest day first,
@@ -154,16 +159,25 @@ func GroupByDay(meals []Meal) []Day {
 		}
 		day := &days[len(days)-1]
 		day.Meals = append(day.Meals, m)
-		if m.Kcal != nil {
-			sum := m.Kcal.Decimal()
-			if day.Kcal != nil {
-				sum = sum.Add(day.Kcal.Decimal())
-			}
-			day.Kcal = &Number{sum}
-		}
+		day.Kcal = addNumber(day.Kcal, m.Kcal)
+		day.ProteinG = addNumber(day.ProteinG, m.ProteinG)
+		day.CarbsG = addNumber(day.CarbsG, m.CarbsG)
+		day.FatG = addNumber(day.FatG, m.FatG)
 	}
 	for i, j := 0, len(days)-1; i < j; i, j = i+1, j-1 {
 		days[i], days[j] = days[j], days[i]
 	}
 	return days
+}
+
+// addNumber returns sum + n in decimal, never float64; a nil n leaves sum
+// as it is and a nil sum starts from n.
+func addNumber(sum, n *Number) *Number {
+	switch {
+	case n == nil:
+		return sum
+	case sum == nil:
+		return &Number{n.d}
+	}
+	return &Number{sum.d.Add(n.d)}
 }

@@ -1,7 +1,6 @@
 package meal_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
+	"ndiro/internal/web"
 )
 
 // TestBadFieldKeepsPhoto: a form refused for a bad number keeps its photo
@@ -186,11 +186,9 @@ func TestSlips(t *testing.T) {
 func TestScriptedUploadAnswer(t *testing.T) {
 	t.Parallel()
 	app, c := signedIn(t)
-	var buf bytes.Buffer
-	buf.WriteString(mealForm("notes", "scripted").Encode())
-	req, _ := http.NewRequest(http.MethodPost, app.URL+"/meals", &buf)
+	req, _ := http.NewRequest(http.MethodPost, app.URL+"/meals", strings.NewReader(mealForm("notes", "scripted").Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set(meal.UploadHeader, "1")
+	req.Header.Set(web.ScriptedHeader, "1")
 	resp := c.Do(req)
 	var out struct{ Location string }
 	if err := json.Unmarshal([]byte(resp.Body), &out); err != nil || resp.StatusCode != http.StatusOK {
@@ -202,5 +200,28 @@ func TestScriptedUploadAnswer(t *testing.T) {
 	}
 	if flash := c.Get(out.Location).Text(".flash"); flash != "Meal saved." {
 		t.Errorf("flash on the page the script opens = %q, want Meal saved.", flash)
+	}
+	// Signed out meanwhile: 401 and where to sign in, not a redirect the
+	// script would follow to another origin and lose.
+	req, _ = http.NewRequest(http.MethodPost, app.URL+"/meals", strings.NewReader(mealForm("notes", "late").Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set(web.ScriptedHeader, "1")
+	resp = app.Client().Do(req)
+	var signin struct{ Signin string }
+	if err := json.Unmarshal([]byte(resp.Body), &signin); err != nil || resp.StatusCode != http.StatusUnauthorized || signin.Signin != "/login" {
+		t.Errorf("scripted save without a session = %d %q, want 401 {\"signin\": \"/login\"}", resp.StatusCode, resp.Body)
+	}
+	// One of a batch sets no flash: its page is not opened.
+	req, _ = http.NewRequest(http.MethodPost, app.URL+"/meals", strings.NewReader(mealForm("notes", "batch").Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set(web.ScriptedHeader, "2")
+	resp = c.Do(req)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("batch save = %d, want 200", resp.StatusCode)
+	}
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "ndiro_flash" {
+			t.Errorf("batch save set a flash %q, want none", ck.Value)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package meal
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 
@@ -12,19 +11,16 @@ import (
 	"ndiro/internal/web"
 )
 
-// UploadHeader marks a form the page script sends itself (to show upload
-// progress): it is answered 200 with {"location": …} instead of a 303, so
-// the script can open that page — the flash and the #meal anchor arrive,
-// which a followed redirect would use up or lose.
-const UploadHeader = "X-Ndiro-Upload"
-
 // finish ends a successful write: flash, then the page at loc (a 303, or
-// for the page script the JSON described at UploadHeader).
+// for the page script the JSON of web.ScriptedHeader, so that it opens the
+// page itself: the flash and the #meal anchor arrive, which a followed
+// redirect would use up or lose). One of a batch gets no flash: its pages
+// are not opened one by one.
 func finish(w http.ResponseWriter, r *http.Request, loc, flash string) error {
-	if flash != "" {
+	if flash != "" && r.Header.Get(web.ScriptedHeader) != "2" {
 		web.SetFlash(w, flash)
 	}
-	if r.Header.Get(UploadHeader) != "1" {
+	if !web.Scripted(r) {
 		web.Redirect(w, r, loc)
 		return nil
 	}
@@ -106,13 +102,13 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	if err := h.allowUpload(w, r, user.ID(ctx)); err != nil {
 		return err
 	}
-	cur, found, err := h.load(w, r)
+	f := FormFrom(r.Form)
+	cur, found, err := h.load(w, r, &f)
 	if !found {
 		return err
 	}
 	u := user.FromContext(ctx)
 	now := h.now()
-	f := FormFrom(r.Form)
 	edited, _ := f.Validate(DateOf(now.In(u.Location())))
 	if f.Date == cur.Date && f.Errors["date"] == MsgFuture {
 		delete(f.Errors, "date") // confirmed when the meal was saved there
@@ -155,20 +151,20 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(err, ErrConflict):
 		latest, lerr := h.store.Get(ctx, cur.UserID, mustDate(cur.Date), cur.ID)
 		if errors.Is(lerr, ErrNotFound) {
-			return h.gone(w, r, mustDate(cur.Date))
+			return h.gone(w, r, mustDate(cur.Date), &f)
 		}
 		if lerr != nil {
 			return lerr
 		}
 		return h.conflict(w, r, latest, f, up, "")
 	case errors.Is(err, ErrNotFound):
-		return h.gone(w, r, mustDate(cur.Date))
+		return h.gone(w, r, mustDate(cur.Date), &f)
 	case err != nil:
 		return err
 	}
 	flash := "Changes saved."
 	if saved.Date != cur.Date || saved.Time != cur.Time {
-		flash = "Meal moved to " + saved.DateTime().Format("Mon 2 Jan 2006, 15:04") + "."
+		flash = "Meal moved to " + saved.DateTime().Format("Monday 2 January 2006, 15:04") + "."
 	}
 	return finish(w, r, mealLink(saved), flash)
 }
@@ -193,7 +189,7 @@ func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return web.BadRequest("The form could not be read.")
 	}
-	cur, found, err := h.load(w, r)
+	cur, found, err := h.load(w, r, nil)
 	if !found {
 		return err
 	}
@@ -215,11 +211,11 @@ func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(err, ErrConflict):
 		return errChanged
 	case errors.Is(err, ErrNotFound):
-		return h.gone(w, r, mustDate(cur.Date))
+		return h.gone(w, r, mustDate(cur.Date), nil)
 	case err != nil:
 		return err
 	}
-	return finish(w, r, mealLink(moved), "Meal moved to "+moved.DateTime().Format("Mon 2 Jan 2006, 15:04")+".")
+	return finish(w, r, mealLink(moved), "Meal moved to "+moved.DateTime().Format("Monday 2 January 2006, 15:04")+".")
 }
 
 var errChanged = &web.Error{Status: http.StatusConflict, Title: "Meal changed meanwhile", Msg: "This meal was changed in another window after you opened it, so nothing was saved. Open it again to see the latest version."}
@@ -232,7 +228,7 @@ func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) error {
 	}
 	old, err := h.store.Delete(r.Context(), user.ID(r.Context()), d, id)
 	if errors.Is(err, ErrNotFound) {
-		return h.gone(w, r, d)
+		return h.gone(w, r, d, nil)
 	} else if err != nil {
 		return err
 	}
@@ -246,15 +242,16 @@ func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) error {
 
 // load reads the signed-in owner's meal named by the URL. If there is
 // none (moved, deleted, never there), it has answered with the page that
-// says so and found is false; err is then what the handler returns.
-func (h *Handler) load(w http.ResponseWriter, r *http.Request) (m *Meal, found bool, err error) {
+// says so, showing typed (the edit that came for it) if not nil, and found
+// is false; err is then what the handler returns.
+func (h *Handler) load(w http.ResponseWriter, r *http.Request, typed *Form) (m *Meal, found bool, err error) {
 	d, id, ok := keyFromURL(r)
 	if !ok {
 		return nil, false, errNoMeal
 	}
 	m, err = h.store.Get(r.Context(), user.ID(r.Context()), d, id)
 	if errors.Is(err, ErrNotFound) {
-		return nil, false, h.gone(w, r, d)
+		return nil, false, h.gone(w, r, d, typed)
 	}
 	if err != nil {
 		return nil, false, err
@@ -266,15 +263,19 @@ type gonePage struct {
 	web.Base
 	Day     Date
 	DayLink string
+	// Typed is the edit that came for the meal, shown so that nothing
+	// typed is lost; nil if none.
+	Typed *Form
 }
 
 // gone answers 404 for a meal of day d that is not there: moved (a meal's
 // date and time are its key, and no tombstone is kept: it would cost reads
-// on every month page) or deleted. It links to that day.
-func (h *Handler) gone(w http.ResponseWriter, r *http.Request, d Date) error {
+// on every month page) or deleted. It links to that day, and shows typed,
+// the edit that came for the meal, if any.
+func (h *Handler) gone(w http.ResponseWriter, r *http.Request, d Date, typed *Form) error {
 	return h.pages.Render(w, r, http.StatusNotFound, "meal/gone", &gonePage{
 		Base: web.Base{Title: "Meal moved or deleted"}, Day: d,
-		DayLink: fmt.Sprintf("/meals?from=%s&to=%s", d, d),
+		DayLink: dayURL(d), Typed: typed,
 	})
 }
 

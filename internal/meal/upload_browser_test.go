@@ -193,7 +193,8 @@ func TestBrowserBackfill(t *testing.T) {
 		chromedp.SetUploadFiles(chromedp.CSS(`#backfill-photos`), []string{fixture(t, "phone-portrait-small.jpg"), fixture(t, "phone-landscape-small.jpg"), third}),
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll(".backfill-item").length === 3`, chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.Click(chromedp.CSS(`.backfill-save`)),
-		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+		// Once all are saved the page opens the month of the last.
+		chromedp.WaitReady(chromedp.CSS(`body[data-page="meal/list"]`)),
 	)
 	if err != nil {
 		t.Fatalf("backfill: %v", err)

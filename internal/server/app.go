@@ -89,6 +89,9 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	if err != nil {
 		return nil, fmt.Errorf("server: static files: %w", err)
 	}
+	if err := web.AddManifest(st); err != nil {
+		return nil, err
+	}
 	pages, err := web.NewPages(templates.FS, st, auth.Viewer, cfg.OIDCName, log)
 	if err != nil {
 		return nil, err
@@ -196,6 +199,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			DeletionRunning: deleter.Running,
 			Monitor:         monitor,
 			Now:             now,
+			IsAdminEmail:    cfg.IsAdminEmail,
 		}),
 		HSTS: cfg.Mode == config.ModeAWS,
 	})

@@ -67,6 +67,9 @@ func New(d Deps) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	r.Get("/static/*", d.Static.ServeHTTP)
+	// The web app manifest at a fixed address too (pages link the
+	// versioned one under /static/); browsers fetch it without cookies.
+	r.Get("/manifest.webmanifest", d.Static.File(web.ManifestName))
 
 	// Photos: the session is read but never written back, so no response
 	// carries Set-Cookie and the browser may keep photos for a year.
@@ -115,6 +118,7 @@ func New(d Deps) http.Handler {
 			r.Get("/meals", d.Pages.Handle(d.Meals.List))
 			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))
 			r.With(upload).Post("/meals", d.Pages.Handle(d.Meals.Create))
+			r.Get("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Detail))
 			r.Get("/meals/{date}/{meal_id}/edit", d.Pages.Handle(d.Meals.Edit))
 			r.With(upload).Post("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Update))
 			r.With(form).Post("/meals/{date}/{meal_id}/delete", d.Pages.Handle(d.Meals.Delete))

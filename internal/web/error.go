@@ -18,14 +18,15 @@ import (
 // (optional) is the cause, logged but never shown.
 type Error struct {
 	Status int
-	// Title is the page heading; "" uses the status text.
+	// Title is the page heading, saying what happened ("Meal not found");
+	// "" uses StatusTitle(Status).
 	Title string
 	Msg   string
 	Err   error
-	// Link, if set, is a local path the page offers as its way on, a
-	// button labelled LinkText: e.g. "/login?next=%2Fmeals" and "Start
-	// again" for a sign-in that took too long.
-	Link, LinkText string
+	// Back, if set, is a local URL the error page offers as the way on
+	// (the day a missing meal was on), with BackText as the link's text;
+	// otherwise the page links to the diary or the start page.
+	Back, BackText string
 }
 
 func (e *Error) Error() string {
@@ -36,6 +37,38 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// StatusTitle returns a heading for an error page of status that says in
+// plain words what happened, for errors without a Title: "Page not found"
+// for 404, never the bare "Bad Request" of the HTTP status text.
+func StatusTitle(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "Something in that request was wrong"
+	case http.StatusUnauthorized:
+		return "Please sign in"
+	case http.StatusForbidden:
+		return "Not allowed"
+	case http.StatusNotFound:
+		return "Page not found"
+	case http.StatusMethodNotAllowed:
+		return "That action is not available here"
+	case http.StatusConflict:
+		return "Changed meanwhile"
+	case http.StatusRequestEntityTooLarge:
+		return "Too large"
+	case http.StatusUnprocessableEntity:
+		return "Please check the form"
+	case http.StatusTooManyRequests:
+		return "Too many requests"
+	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return "ndiro can't reach a service it needs"
+	}
+	if status >= 500 {
+		return "Something went wrong"
+	}
+	return "That did not work"
+}
 
 // BadRequest is a 400 with msg saying what to fix.
 func BadRequest(msg string) *Error { return &Error{Status: http.StatusBadRequest, Msg: msg} }

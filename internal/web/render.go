@@ -26,14 +26,14 @@ type Viewer struct {
 }
 
 // Base is embedded in every page's data struct; Render fills Viewer,
-// RequestID, Path, Page and Provider. Title is the page title without the
+// RequestID, Path, Page, Provider and Nav. Title is the page title without the
 // " · ndiro" suffix.
 type Base struct {
 	Title     string
 	Viewer    Viewer
 	Flash     string
 	RequestID string
-	// Path is the request's path, to mark the current navigation link.
+	// Path is the request's path, to mark the current admin tab.
 	Path string
 	// Page is the template's name, e.g. "meal/list", written on <body> as
 	// data-page for styles and tests.
@@ -45,6 +45,9 @@ type Base struct {
 	// layout asks robots not to index or follow it, and Render neither
 	// shows nor clears a flash message, so the response sets no cookie.
 	Unlisted bool
+	// Nav is the header's main navigation for a signed-in viewer, with the
+	// link of the page's section marked current; Render fills it (nav.go).
+	Nav []NavLink
 }
 
 func (b *Base) base() *Base { return b }
@@ -149,7 +152,7 @@ func NewPages(fsys fs.FS, static *Static, viewer func(*http.Request) Viewer, pro
 		return nil, fmt.Errorf("web: template errors/error.html is missing")
 	}
 	var buf bytes.Buffer
-	data := &errorPage{Base: Base{Title: http.StatusText(http.StatusInternalServerError), Page: "errors/error"}, Status: http.StatusInternalServerError, Message: internalErrorMsg}
+	data := &errorPage{Base: Base{Title: StatusTitle(http.StatusInternalServerError), Page: "errors/error"}, Status: http.StatusInternalServerError, Message: internalErrorMsg}
 	if err := t.Execute(&buf, data); err != nil {
 		return nil, fmt.Errorf("web: template errors/error.html: %w", err)
 	}
@@ -188,6 +191,9 @@ func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, name 
 	b.Path = r.URL.Path
 	b.Page = name
 	b.Provider = p.provider
+	if b.Viewer.SignedIn {
+		b.Nav = mainNav(b.Viewer, r)
+	}
 	var flashShown bool
 	if b.Flash == "" && status < 400 && !b.Unlisted {
 		b.Flash, flashShown = peekFlash(r)
@@ -214,8 +220,9 @@ type errorPage struct {
 	Base
 	Status  int
 	Message string
-	// Link and LinkText are Error's: a button, if Link is set.
-	Link, LinkText string
+	// Back and BackText are the error's own way on (Error.Back); "" shows
+	// the way to the diary or the start page.
+	Back, BackText string
 }
 
 // Handle adapts a handler that returns an error. A *Error is shown with its
@@ -300,9 +307,9 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	title := e.Title
 	if title == "" {
-		title = http.StatusText(e.Status)
+		title = StatusTitle(e.Status)
 	}
-	data := &errorPage{Base: Base{Title: title}, Status: e.Status, Message: e.Msg, Link: LocalPath(e.Link), LinkText: e.LinkText}
+	data := &errorPage{Base: Base{Title: title}, Status: e.Status, Message: e.Msg, Back: e.Back, BackText: e.BackText}
 	if rerr := p.Render(w, r, e.Status, "errors/error", data); rerr != nil {
 		p.log.Error("error page failed", "request_id", middleware.GetReqID(r.Context()), "err", rerr)
 		h := w.Header()
@@ -311,6 +318,21 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(http.StatusInternalServerError)
 		w.Write(p.internalError)
 	}
+}
+
+// ScriptedHeader marks a form the page script sends itself (to show upload
+// progress) rather than the browser: "1" for one form, "2" for one of a
+// batch (several photos at once), whose pages are not opened one by one.
+// Such a request is answered 200 with {"location": …} where a form would
+// get a 303, and 401 with {"signin": …} where it would be sent to sign in:
+// a redirect followed by the script is lost on it, and a sign-in page from
+// another origin is blocked.
+const ScriptedHeader = "X-Ndiro-Upload"
+
+// Scripted reports whether r was sent by the page script (ScriptedHeader).
+func Scripted(r *http.Request) bool {
+	v := r.Header.Get(ScriptedHeader)
+	return v == "1" || v == "2"
 }
 
 // Redirect answers with 303 See Other to a local path: the right reply after

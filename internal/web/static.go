@@ -19,6 +19,12 @@ type Static struct {
 	sums  map[string]string
 }
 
+// contentTypes are the types of static files Go's mime table may not
+// know.
+var contentTypes = map[string]string{
+	".webmanifest": "application/manifest+json",
+}
+
 // NewStatic reads every file of fsys and digests it.
 func NewStatic(fsys fs.FS) (*Static, error) {
 	s := &Static{files: map[string][]byte{}, sums: map[string]string{}}
@@ -38,6 +44,15 @@ func NewStatic(fsys fs.FS) (*Static, error) {
 	return s, err
 }
 
+// Add puts a file made at start among the static files, digested like the
+// others (the web app manifest, which names the icons' versioned URLs).
+// It must be called before the first URL of name is asked for.
+func (s *Static) Add(name string, b []byte) {
+	sum := sha256.Sum256(b)
+	s.files[name] = b
+	s.sums[name] = hex.EncodeToString(sum[:6])
+}
+
 // URL returns the versioned URL of a static file, e.g.
 // "/static/app.css?v=1a2b3c4d5e6f"; an unknown name panics at template
 // execution, which Render turns into a 500 in tests long before production.
@@ -52,7 +67,16 @@ func (s *Static) URL(name string) string {
 // ServeHTTP serves /static/{name}. With the current ?v= it is immutable for
 // a year; otherwise it must be revalidated.
 func (s *Static) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	name := strings.TrimPrefix(r.URL.Path, "/static/")
+	s.serve(w, r, strings.TrimPrefix(r.URL.Path, "/static/"))
+}
+
+// File serves the static file name at an address of its own (the web app
+// manifest at /manifest.webmanifest), cached as under /static/.
+func (s *Static) File(name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, name) }
+}
+
+func (s *Static) serve(w http.ResponseWriter, r *http.Request, name string) {
 	b, ok := s.files[name]
 	if !ok {
 		http.NotFound(w, r)
@@ -64,5 +88,8 @@ func (s *Static) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")
 	}
 	w.Header().Set("ETag", `"`+s.sums[name]+`"`)
+	if ct, ok := contentTypes[path.Ext(name)]; ok {
+		w.Header().Set("Content-Type", ct)
+	}
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
 }

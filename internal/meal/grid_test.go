@@ -1,0 +1,266 @@
+package meal_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
+
+	"ndiro/internal/apptest"
+	"ndiro/internal/localenv"
+	"ndiro/internal/meal"
+	"ndiro/internal/photo"
+)
+
+// putMeal writes m for email straight to the meals table (no upload): a
+// photo is only its row's version and sizes. It returns the stored meal.
+func putMeal(t testing.TB, app *apptest.App, email string, m meal.Meal) meal.Meal {
+	t.Helper()
+	m.UserID = localenv.Subject(email)
+	if m.Kind == "" {
+		m.Kind = meal.Lunch
+	}
+	tod, err := meal.ParseTimeOfDay(m.Time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Time = tod.String()
+	m.ID = meal.NewID(tod)
+	m.CreatedAt, m.UpdatedAt = time.Now().UTC(), time.Now().UTC()
+	if err := app.Meals.Create(context.Background(), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// withPhoto gives m a photo row: version v, display 800×600, thumb 480×360.
+func withPhoto(m meal.Meal, v int64) meal.Meal {
+	m.PhotoV, m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH = photo.Version(v), 800, 600, 480, 360
+	return m
+}
+
+func num(s string) *meal.Number {
+	n := meal.NumberOf(decimal.RequireFromString(s))
+	return &n
+}
+
+// TestMonthTotalsAndSummary: each day's kcal and macros on one line, summed
+// in decimal, and the month's days logged and average day.
+func TestMonthTotalsAndSummary(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-01", Time: "08:00", Kcal: num("0.1"), ProteinG: num("10.5")})
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-01", Time: "12:00", Kcal: num("0.2"), CarbsG: num("3")})
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-02", Time: "12:00", Kcal: num("100"), ProteinG: num("20"), FatG: num("1.5")})
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-03", Time: "12:00", Notes: "no numbers today"})
+	// Another month and another owner change nothing.
+	putMeal(t, app, admin, meal.Meal{Date: "2026-10-01", Time: "12:00", Kcal: num("5000")})
+	putMeal(t, app, "other@example.com", meal.Meal{Date: "2026-09-01", Time: "12:00", Kcal: num("5000")})
+
+	doc := c.Get("/meals?month=2026-09").Doc()
+	for sel, want := range map[string]string{
+		"#day-2026-09-01 .day-totals": "0.3 kcalP 10.5 gC 3 g",
+		"#day-2026-09-02 .day-totals": "100 kcalP 20 gF 1.5 g",
+		"#summary .logged":            "3 days logged · 4 meals",
+		"#summary .averages":          "Average per logged day: 50 kcal (2 days)P 15.3 g (2 days)C 3 g (1 day)F 1.5 g (1 day)",
+		"#day-2026-09-02 h2":          "Wednesday 2 September",
+	} {
+		if got := strings.TrimSpace(doc.Find(sel).Text()); got != want {
+			t.Errorf("%s = %q, want %q", sel, got, want)
+		}
+	}
+	if n := doc.Find("#day-2026-09-03 .day-totals").Length(); n != 0 {
+		t.Errorf("a day without numbers shows %d totals lines, want none", n)
+	}
+	if got := doc.Find("#day-2026-09-01 .day-totals span").Length(); got != 3 {
+		t.Errorf("1 September totals %d numbers, want 3 (no fat recorded)", got)
+	}
+
+	// A month where every day records every number: plain averages.
+	app2, c2 := signedIn(t)
+	putMeal(t, app2, admin, meal.Meal{Date: "2026-09-01", Time: "12:00", Kcal: num("1000"), ProteinG: num("50"), CarbsG: num("100"), FatG: num("30")})
+	putMeal(t, app2, admin, meal.Meal{Date: "2026-09-02", Time: "12:00", Kcal: num("2001"), ProteinG: num("60.5"), CarbsG: num("0"), FatG: num("30")})
+	if got := c2.Get("/meals?month=2026-09").Text("#summary .averages"); got != "Average per logged day: 1501 kcalP 55.3 gC 50 gF 30 g" {
+		t.Errorf("averages = %q", got)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	day := func(date string, kcal ...string) meal.Day {
+		d := meal.Day{}
+		for _, k := range kcal {
+			d.Meals = append(d.Meals, meal.Meal{Date: date, Kcal: num(k)})
+		}
+		return meal.GroupByDay(d.Meals)[0]
+	}
+	for _, tc := range []struct {
+		name string
+		days []meal.Day
+		want string // Kcal's value, days, of; "" for nil
+	}{
+		{"none", nil, ""},
+		{"exact tenths", []meal.Day{day("2026-09-01", "0.1", "0.2")}, "0 1/1"},
+		{"half rounds away from zero", []meal.Day{day("2026-09-01", "1"), day("2026-09-02", "2")}, "2 2/2"},
+		{"large", []meal.Day{day("2026-09-01", "19999.9", "19999.9"), day("2026-09-02", "0")}, "20000 2/2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := meal.Summarize(tc.days)
+			got := ""
+			if s.Kcal != nil {
+				got = fmt.Sprintf("%s %d/%d", s.Kcal.Value, s.Kcal.Days, s.Kcal.Of)
+			}
+			if got != tc.want {
+				t.Errorf("Summarize(%s).Kcal = %q, want %q", tc.name, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestThumbnailsLoadLazilyBelowTheFirstScreen: the first EagerThumbs
+// thumbnails load at once, the rest lazily, all with their sizes and alt
+// text; a meal without a photo has no img.
+func TestThumbnailsLoadLazilyBelowTheFirstScreen(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	n := meal.EagerThumbs + 4
+	for i := 0; i < n; i++ {
+		putMeal(t, app, admin, withPhoto(meal.Meal{Date: fmt.Sprintf("2026-09-%02d", 1+i/3), Time: fmt.Sprintf("%02d:00", 8+i%3*5)}, int64(i+1)))
+	}
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-28", Time: "12:00"})
+	doc := c.Get("/meals?month=2026-09").Doc()
+	var lazy []bool
+	doc.Find("main img").Each(func(i int, img *goquery.Selection) {
+		_, l := img.Attr("loading")
+		lazy = append(lazy, l)
+		for _, a := range []string{"width", "height", "alt"} {
+			if v, _ := img.Attr(a); v == "" || v == "0" {
+				t.Errorf("image %d has %s=%q", i, a, v)
+			}
+		}
+	})
+	var want []bool
+	for i := 0; i < n; i++ {
+		want = append(want, i >= meal.EagerThumbs)
+	}
+	if d := cmp.Diff(want, lazy); d != "" {
+		t.Errorf("loading=lazy by image, newest day first (-want +got):\n%s", d)
+	}
+	if got := doc.Find("#day-2026-09-28 .no-photo").Length(); got != 1 {
+		t.Errorf("the meal without a photo shows %d placeholders, want 1", got)
+	}
+}
+
+// TestDetailPage: a meal's page shows its photo, words for its date,
+// full notes and numbers, its neighbours (same day and days around it,
+// never another owner's) and edit; it costs one Query. A moved meal's
+// old address is a 404 that links to its day.
+func TestDetailPage(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	far := putMeal(t, app, admin, meal.Meal{Date: "2026-08-20", Time: "12:00"})
+	dinner := putMeal(t, app, admin, meal.Meal{Date: "2026-08-31", Time: "19:00", Kind: meal.Dinner})
+	breakfast := putMeal(t, app, admin, meal.Meal{Date: "2026-09-01", Time: "08:00", Kind: meal.Breakfast})
+	lunch := putMeal(t, app, admin, withPhoto(meal.Meal{Date: "2026-09-01", Time: "12:30", Kind: meal.Lunch,
+		Notes: strings.Repeat("A long note. ", 40) + "The end.", Kcal: num("512.5"), Hunger: new(4)}, 7))
+	drink := putMeal(t, app, admin, meal.Meal{Date: "2026-09-03", Time: "07:05", Kind: meal.Drink})
+	putMeal(t, app, "other@example.com", meal.Meal{Date: "2026-09-01", Time: "10:00"})
+
+	app.Calls.Reset()
+	resp := c.Get(lunch.DetailURL())
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s = %d", lunch.DetailURL(), resp.StatusCode)
+	}
+	if d := cmp.Diff(map[string]int{"GetItem": 1, "Query": 1}, app.Calls.Counts()); d != "" {
+		t.Errorf("SDK calls (-want +got):\n%s", d)
+	}
+	if got := app.Calls.Scanned()["Query"]; got != 4 {
+		t.Errorf("the Query read %d items, want the 4 meals from 25 August to 8 September", got)
+	}
+	doc := resp.Doc()
+	attr := func(sel, a string) string { v, _ := doc.Find(sel).Attr(a); return v }
+	for _, tc := range []struct{ got, want string }{
+		{doc.Find("h1").Text(), "Lunch"},
+		{doc.Find("title").Text(), "Lunch, 1 September 2026 · ndiro"},
+		{doc.Find(".when").Text(), "Tuesday 1 September 2026, 12:30"},
+		{doc.Find("main .notes").Text(), lunch.Notes},
+		{doc.Find(".numbers .kcal").Text(), "512.5 kcal"},
+		{doc.Find(".numbers .hunger").Text(), "4 of 5"},
+		{attr("img.photo", "src"), lunch.DisplayURL()},
+		{attr("img.photo", "width") + "x" + attr("img.photo", "height"), "800x600"},
+		{attr("a.edit", "href"), lunch.DetailURL() + "/edit"},
+		{attr(".back a", "href"), "/meals?month=2026-09#meal-" + lunch.ID},
+		{attr("a[rel=prev]", "href"), breakfast.DetailURL()},
+		{strings.TrimSpace(doc.Find("a[rel=prev]").Text()), "← Breakfast at 08:00"},
+		{attr("a[rel=next]", "href"), drink.DetailURL()},
+		{strings.TrimSpace(doc.Find("a[rel=next]").Text()), "Drink at 07:05, Thu 3 Sep →"},
+	} {
+		if strings.TrimSpace(tc.got) != tc.want {
+			t.Errorf("got %q, want %q", strings.TrimSpace(tc.got), tc.want)
+		}
+	}
+	if v, _ := doc.Find(`header nav a[aria-current]`).Attr("href"); v != "/meals" {
+		t.Errorf("the header marks %q, want the diary", v)
+	}
+
+	// Across days: the first meal of a day follows the last of the day
+	// before; the week window stops at DetailDays.
+	d := c.Get(breakfast.DetailURL()).Doc()
+	if v, _ := d.Find("a[rel=prev]").Attr("href"); v != dinner.DetailURL() || strings.TrimSpace(d.Find("a[rel=prev]").Text()) != "← Dinner at 19:00, Mon 31 Aug" {
+		t.Errorf("breakfast's previous meal = %q %q, want the dinner of 31 August", v, d.Find("a[rel=prev]").Text())
+	}
+	if d := c.Get(dinner.DetailURL()).Doc(); d.Find("a[rel=prev]").Length() != 0 {
+		t.Errorf("the dinner links back to %v, %d days away; want no link beyond %d days", far.Date, 11, meal.DetailDays)
+	}
+
+	// From the month: the thumbnail leads here.
+	if v, _ := c.Get("/meals?month=2026-09").Doc().Find("#meal-" + lunch.ID + " a").Attr("href"); v != lunch.DetailURL() {
+		t.Errorf("the month's card links to %q, want %q", v, lunch.DetailURL())
+	}
+
+	// The meal moved (or an old link to another day): a 404 that says so
+	// and leads to the day it was on.
+	for _, path := range []string{"/meals/2026-09-02/" + lunch.ID, "/meals/2026-09-01/" + strings.Replace(lunch.ID, lunch.ID[7:], "000000", 1)} {
+		r := c.Get(path)
+		day := path[7:17]
+		back := r.Doc().Find("main a.button").First()
+		href, _ := back.Attr("href")
+		if r.StatusCode != http.StatusNotFound || r.Text("h1") != "Meal moved or deleted" || href != "/meals?month=2026-09#day-"+day {
+			t.Errorf("GET %s = %d %q linking to %q, want 404 Meal moved or deleted linking to the day", path, r.StatusCode, r.Text("h1"), href)
+		}
+		if day == "2026-09-02" && strings.TrimSpace(back.Text()) != "See Wednesday 2 September 2026" {
+			t.Errorf("the link says %q", back.Text())
+		}
+	}
+	for _, path := range []string{"/meals/2026-02-30/" + lunch.ID, "/meals/2026-09-01/nonsense"} {
+		if r := c.Get(path); r.StatusCode != http.StatusNotFound || r.Text("h1") != "Meal not found" {
+			t.Errorf("GET %s = %d %q, want 404 Meal not found", path, r.StatusCode, r.Text("h1"))
+		}
+	}
+}
+
+// TestMovedMeal: moving a meal says where to in words, and the meal's old
+// page then says it moved and leads to its old day.
+func TestMovedMeal(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	m := putMeal(t, app, admin, meal.Meal{Date: "2026-09-01", Time: "12:30"})
+	resp := c.PostForm(m.DetailURL()+"/move", url.Values{"date": {"2026-10-05"}, "time": {"09:15"}, "version": {"1"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("move = %d", resp.StatusCode)
+	}
+	if flash := c.Get(resp.Location()).Text(".flash"); flash != "Meal moved to Monday 5 October 2026, 09:15." {
+		t.Errorf("flash = %q, want the new date and time in words", flash)
+	}
+	old := c.Get(m.DetailURL())
+	href, _ := old.Doc().Find("main a.button").Attr("href")
+	if old.StatusCode != http.StatusNotFound || old.Text("h1") != "Meal moved or deleted" || href != "/meals?month=2026-09#day-2026-09-01" {
+		t.Errorf("old address = %d %q linking to %q, want 404 Meal moved or deleted linking to 1 September", old.StatusCode, old.Text("h1"), href)
+	}
+}
