@@ -298,6 +298,13 @@ func report(out io.Writer, r results, s settings, m, top rss, g goroutines, mon 
 		fmt.Fprintf(out, "%s %s\n", mark, what)
 	}
 	fmt.Fprintln(out)
+	var missing []string
+	for _, route := range []string{routeMonth, routeThumb, routeDisplay, routeNotChanged, routeShare, routeUpload, routeEditForm, routeEdit} {
+		if len(byRoute[route]) == 0 {
+			missing = append(missing, route)
+		}
+	}
+	check(len(missing) == 0, fmt.Sprintf("every part of the mix ran (missing: %q)", missing))
 	check(fivexx == 0, fmt.Sprintf("no 5xx (%d)", fivexx))
 	check(noAnswer == 0, fmt.Sprintf("every request answered (%d without an answer)", noAnswer))
 	check(m.peak <= budget, fmt.Sprintf("peak RSS %.1f MB ≤ cache budget + 128 MB = %.0f MB", mb(m.peak), mb(budget)))

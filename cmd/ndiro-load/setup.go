@@ -361,14 +361,23 @@ func (o *owner) readMonth(ctx context.Context, parse bool) (*answer, error) {
 	if err != nil {
 		return a, err
 	}
+	// Every thumbnail on the page; its display size is the same address
+	// without size=thumb.
 	var refs []photoRef
-	doc.Find("li.meal a.thumb").Each(func(_ int, s *goquery.Selection) {
-		display, _ := s.Attr("href")
-		thumb, _ := s.Find("img").Attr("src")
-		if display != "" && thumb != "" {
-			refs = append(refs, photoRef{thumb: thumb, display: display})
+	doc.Find(`img[src^="/photo/"]`).Each(func(_ int, s *goquery.Selection) {
+		thumb, _ := s.Attr("src")
+		u, err := url.Parse(thumb)
+		if err != nil || u.Query().Get("size") != "thumb" {
+			return
 		}
+		q := u.Query()
+		q.Del("size")
+		u.RawQuery = q.Encode()
+		refs = append(refs, photoRef{thumb: thumb, display: u.String()})
 	})
+	if len(refs) == 0 {
+		return a, fmt.Errorf("the month page links no thumbnails")
+	}
 	o.mu.Lock()
 	known := map[string]string{}
 	for _, p := range o.photos {
