@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
@@ -22,13 +23,45 @@ import (
 // uploads ran) or reads another object's bytes. Here a read copies the
 // object out while no write runs, a copy reads its source the same way,
 // and writes run one at a time (bolt runs them one at a time anyway).
+//
+// It also keeps the memory map from filling the process's resident set:
+// every object read maps its pages in, and they would stay counted
+// against the process (photos read from disk, on top of the photo cache)
+// until the kernel needed the memory. After every releaseEvery bytes
+// read or written, the map's pages are handed back (releaseMap; the page
+// cache keeps them, and the next read maps them in again).
 type stableBolt struct {
 	gofakes3.Backend
+	db *bolt.DB
 	mu sync.RWMutex
+	// touched counts the bytes read or written since the map's pages were
+	// last released.
+	touched atomic.Int64
 }
 
+// releaseEvery is how many bytes of objects pass through bolt's memory map
+// between two releases of its pages.
+const releaseEvery = 8 << 20
+
 func newStableBolt(db *bolt.DB) *stableBolt {
-	return &stableBolt{Backend: s3bolt.New(db)}
+	return &stableBolt{Backend: s3bolt.New(db), db: db}
+}
+
+// passed counts n bytes through the map and, once releaseEvery have
+// passed, hands the map's pages back, holding the write lock so that no
+// write can remap the file meanwhile. The caller holds no lock. A failed
+// release only leaves the pages resident.
+func (b *stableBolt) passed(n int64) {
+	if b.touched.Add(n) < releaseEvery {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.touched.Load() < releaseEvery {
+		return // another caller released them
+	}
+	b.touched.Store(0)
+	releaseMap(b.db)
 }
 
 // detach returns obj with its contents and hash copied out of bolt's
@@ -49,8 +82,12 @@ func detach(obj *gofakes3.Object, err error) (*gofakes3.Object, error) {
 
 func (b *stableBolt) GetObject(bucket, key string, rng *gofakes3.ObjectRangeRequest) (*gofakes3.Object, error) {
 	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return detach(b.Backend.GetObject(bucket, key, rng))
+	obj, err := detach(b.Backend.GetObject(bucket, key, rng))
+	b.mu.RUnlock()
+	if err == nil {
+		b.passed(obj.Size)
+	}
+	return obj, err
 }
 
 func (b *stableBolt) HeadObject(bucket, key string) (*gofakes3.Object, error) {
@@ -61,8 +98,10 @@ func (b *stableBolt) HeadObject(bucket, key string) (*gofakes3.Object, error) {
 
 func (b *stableBolt) PutObject(bucket, key string, meta map[string]string, input io.Reader, size int64, cond *gofakes3.PutConditions) (gofakes3.PutObjectResult, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.Backend.PutObject(bucket, key, meta, input, size, cond)
+	res, err := b.Backend.PutObject(bucket, key, meta, input, size, cond)
+	b.mu.Unlock()
+	b.passed(size)
+	return res, err
 }
 
 // CopyObject reads the source and writes the copy, as gofakes3's own
