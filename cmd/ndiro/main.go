@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 	_ "time/tzdata" // IANA zones in images without /usr/share/zoneinfo
@@ -35,9 +36,31 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	limitMemory(os.Getenv)
 	if err := run(ctx, os.Args, os.Getenv, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "ndiro:", err)
 		os.Exit(1)
+	}
+}
+
+// memoryOverhead is what the Go heap may hold beyond the photo cache's
+// budget (requests in flight, photos being decoded, in local mode the
+// in-process DynamoDB's tables) before the garbage collector works
+// harder: with the binary's own pages, the process stays within the
+// budget + 128 MB (make load checks it).
+const memoryOverhead = 64 << 20
+
+// limitMemory sets the Go runtime's soft memory limit to the photo cache
+// budget (NDIRO_PHOTO_CACHE_BYTES) + memoryOverhead, unless GOMEMLIMIT
+// says otherwise or the configuration does not load (run reports that).
+// It is the whole process's setting, so main sets it, not run, which
+// tests call in their own process.
+func limitMemory(getenv func(string) string) {
+	if getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if cfg, err := config.Load(getenv); err == nil {
+		debug.SetMemoryLimit(cfg.PhotoCacheBytes + memoryOverhead)
 	}
 }
 
