@@ -103,10 +103,10 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	sessions.Cookie.Secure = cfg.Mode != config.ModeLocal
 	sessions.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { pages.Error(w, r, err) }
 
-	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name)
+	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name, now)
 	invites := invite.NewStore(b.DynamoDB, b.Tables.Invites.Name)
 	meals := meal.NewStore(b.DynamoDB, b.Tables.Meals.Name)
-	shares := share.NewStore(b.DynamoDB, b.Tables.Shares.Name)
+	shares := share.NewStore(b.DynamoDB, b.Tables.Shares.Name, now)
 	photos := photo.NewStore(b.S3, b.Bucket)
 	photoServer := photo.NewServer(photos, photo.NewCache(cfg.PhotoCacheBytes))
 	gate := &user.Gate{}
