@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
@@ -303,8 +301,8 @@ func (h *Handler) mealFromURL(r *http.Request) (*Meal, error) {
 
 // keyFromURL reads and checks the {date} and {meal_id} URL parameters.
 func keyFromURL(r *http.Request) (Date, string, bool) {
-	d, err := ParseDate(chi.URLParam(r, "date"))
-	id := chi.URLParam(r, "meal_id")
+	d, err := ParseDate(r.PathValue("date"))
+	id := r.PathValue("meal_id")
 	if _, err2 := ParseID(id); err != nil || err2 != nil {
 		return Date{}, "", false
 	}

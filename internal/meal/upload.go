@@ -5,12 +5,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"ndiro/internal/photo"
-	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
 
@@ -175,21 +175,52 @@ func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
 }
 
 // Photo serves the signed-in owner's photo /photo/{date}/{meal_id}?v=…
-// (&size=thumb). The key is built from the session's user, so another
-// owner's date and meal ID name an object that does not exist: 404, even
-// when that photo is in the cache.
-func (h *Handler) Photo(w http.ResponseWriter, r *http.Request) error {
-	d, id, ok := keyFromURL(r)
-	size, sizeOK := photo.ParseSize(r.URL.Query().Get("size"))
-	if !ok || !sizeOK {
+// (&size=thumb) to uid, the user the photo guard (auth.Handler.PhotoOwner)
+// found in the session; it reads date and meal ID from r.URL.Path itself
+// (the route is matched in front of the router, server.New). The key is
+// built from uid, so another owner's date and meal ID name an object that
+// does not exist: 404, even when that photo is in the cache.
+func (h *Handler) Photo(w http.ResponseWriter, r *http.Request, uid string) error {
+	rest, _ := strings.CutPrefix(r.URL.Path, "/photo/")
+	date, id, _ := strings.Cut(rest, "/")
+	_, derr := ParseDate(date)
+	_, ierr := ParseID(id)
+	v, sizeParam := photoQuery(r.URL)
+	size, sizeOK := photo.ParseSize(sizeParam)
+	if derr != nil || ierr != nil || !sizeOK {
 		return errNoPhoto
 	}
-	uid := user.ID(r.Context())
-	err := h.server.Serve(w, r, uid, photo.Key(uid, d.String(), id, size), r.URL.Query().Get("v"), photo.OwnerCacheControl)
+	// The date as in the path: ParseDate accepted it, so it is canonical.
+	err := h.server.Serve(w, r, uid, photo.Key(uid, date, id, size), v, photo.OwnerCacheControl)
 	if photo.IsNotFound(err) {
 		return errNoPhoto
 	}
 	return err
+}
+
+// photoQuery returns the ?v= and ?size= parameters of a photo URL. The
+// URLs ndiro writes ("v=0123456789ab&size=thumb") are read without
+// building a url.Values map; anything else (escapes, repeats) goes
+// through url.ParseQuery, so the result is the same (first value wins).
+func photoQuery(u *url.URL) (v, size string) {
+	raw := u.RawQuery
+	if strings.ContainsAny(raw, "%+;") {
+		q := u.Query()
+		return q.Get("v"), q.Get("size")
+	}
+	var seenV, seenSize bool
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		k, val, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "v" && !seenV:
+			v, seenV = val, true
+		case k == "size" && !seenSize:
+			size, seenSize = val, true
+		}
+	}
+	return v, size
 }
 
 var errNoPhoto = &web.Error{Status: http.StatusNotFound, Title: "Photo not found", Msg: "There is no such photo in your diary."}

@@ -173,6 +173,23 @@ func (s *Store) Get(ctx context.Context, id string) (*User, error) {
 	return &u, nil
 }
 
+// Active reports whether the account id is in use (User.Active), as Get
+// reads it, without handing out a copy of the row: the photo guard's
+// check. A missing row is ErrNotFound.
+func (s *Store) Active(ctx context.Context, id string) (bool, error) {
+	if u, found, ok := s.cache.Get(id); ok {
+		if !found {
+			return false, fmt.Errorf("user: get: %w", ErrNotFound)
+		}
+		return u.Active(), nil
+	}
+	u, err := s.Get(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return u.Active(), nil
+}
+
 // Create writes u if no row with its ID exists (attribute_not_exists), and
 // returns ErrExists otherwise: two racing sign-ups make one row. A row it
 // wrote is cached as written.
