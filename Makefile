@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: run test crash check bench release e2e fmt vet
+.PHONY: run test crash memory check bench release e2e fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
@@ -17,6 +17,12 @@ test:
 ## burst of changes, kill -9 mid-burst, restart and check (CI runs it after test)
 crash:
 	NDIRO_TEST_CRASH_LONG=1 $(GO) test -race -count=1 -run '^TestLocalModeSurvivesKill9Long$$' -v ./cmd/ndiro
+
+## memory: the upload memory harness: 20 phone photos and 4 large 16-bit
+## PNGs at once into ndiro as a child process with the service's GOMEMLIMIT
+## and GOGC; its peak RSS must stay within 256 MB (CI runs it after test)
+memory:
+	NDIRO_TEST_MEMORY=1 $(GO) test -count=1 -run '^TestUploadMemory$$' -v ./cmd/ndiro
 
 ## check: formatting, vet, then the tests
 check:

@@ -18,6 +18,10 @@ import (
 // MaxFormBytes caps a meal form's request body: a phone photo plus fields.
 const MaxFormBytes = 25 << 20
 
+// formMemory is how much of a multipart form is kept in memory; larger
+// parts (photos) are spooled to temp files (os.TempDir).
+const formMemory = 256 << 10
+
 // Handler serves the diary pages and the owner's photos.
 type Handler struct {
 	store    *Store
@@ -208,7 +212,10 @@ func parseForm(w http.ResponseWriter, r *http.Request) (cleanup func(), err erro
 		return cleanup, tooLarge
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
-	err = r.ParseMultipartForm(8 << 20)
+	// Files beyond formMemory go to temp files, not memory: twenty phone
+	// photos arriving at once would otherwise hold 50 MB before any of
+	// them is decoded.
+	err = r.ParseMultipartForm(formMemory)
 	if errors.Is(err, http.ErrNotMultipart) {
 		err = r.ParseForm()
 	}
@@ -236,7 +243,7 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	u := user.FromContext(ctx)
 	f := FormFrom(r.Form)
 	m, ok := f.Validate(false)
-	proc, err := h.processUpload(r, &f)
+	proc, err := h.processUpload(w, r, &f)
 	if err != nil {
 		return err
 	}
@@ -355,7 +362,7 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := FormFrom(r.Form)
 	edit, ok := f.Validate(true)
-	proc, err := h.processUpload(r, &f)
+	proc, err := h.processUpload(w, r, &f)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package meal
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -34,9 +33,11 @@ func farFrom(taken time.Time, date, tod string) bool {
 }
 
 // processUpload runs the chosen photo, if any, through the pipeline. A
-// refused file becomes the form's "photo" message; only failures of ours are
-// returned as errors. It returns nil, nil when no photo was chosen.
-func (h *Handler) processUpload(r *http.Request, f *Form) (*photo.Processed, error) {
+// refused file becomes the form's "photo" message; only failures of ours,
+// and a pipeline too busy to take the photo in time (a 503 with
+// Retry-After, errBusy), are returned as errors. It returns nil, nil when
+// no photo was chosen.
+func (h *Handler) processUpload(w http.ResponseWriter, r *http.Request, f *Form) (*photo.Processed, error) {
 	if r.MultipartForm == nil {
 		return nil, nil
 	}
@@ -44,16 +45,18 @@ func (h *Handler) processUpload(r *http.Request, f *Form) (*photo.Processed, err
 		if fh.Filename == "" {
 			continue // an input left empty
 		}
+		// A photo over parseForm's memory share is a temp file: the
+		// pipeline reads it from there, so uploads waiting for their turn
+		// to decode hold no memory.
 		file, err := fh.Open()
 		if err != nil {
 			return nil, err
 		}
-		data, err := io.ReadAll(file)
+		proc, err := h.pipeline.ProcessAt(r.Context(), file, fh.Size)
 		file.Close()
-		if err != nil {
-			return nil, err
+		if errors.Is(err, photo.ErrBusy) {
+			return nil, errBusy(w)
 		}
-		proc, err := h.pipeline.Process(r.Context(), data)
 		if err != nil {
 			msg, ok := photoMessage(err)
 			if !ok {
@@ -70,8 +73,25 @@ func (h *Handler) processUpload(r *http.Request, f *Form) (*photo.Processed, err
 	return nil, nil
 }
 
+// busyRetryAfter is the Retry-After of errBusy, in seconds.
+const busyRetryAfter = "30"
+
+// errBusy is the 503 for an upload that waited the pipeline's whole wait
+// for memory to decode in: nothing was saved, and the page says so.
+func errBusy(w http.ResponseWriter) error {
+	w.Header().Set("Retry-After", busyRetryAfter)
+	return &web.Error{Status: http.StatusServiceUnavailable, Title: "Too busy to read your photo",
+		Msg: "ndiro is reading many photos at the moment and could not get to yours in time, so nothing was saved. Go back, wait half a minute and send the form again.",
+		Err: photo.ErrBusy}
+}
+
 // photoMessage words a pipeline refusal for the form.
 func photoMessage(err error) (string, bool) {
+	var mem *photo.MemoryError
+	if errors.As(err, &mem) {
+		msg := mem.Error()
+		return strings.ToUpper(msg[:1]) + msg[1:] + ".", true
+	}
 	for _, e := range []error{photo.ErrEmpty, photo.ErrUnsupported, photo.ErrHEIC, photo.ErrTooLarge, photo.ErrDamaged} {
 		if errors.Is(err, e) {
 			msg := e.Error()

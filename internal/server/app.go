@@ -69,16 +69,14 @@ type App struct {
 	Meals    *meal.Store
 	Shares   *share.Store
 	Photos   *photo.Server
+	// Pipeline decodes uploads against the decode budget.
+	Pipeline *photo.Pipeline
 	// Deletions runs account deletions; start-up resumes those a stop
 	// interrupted (ResumeAll).
 	Deletions *account.Deleter
 	// Monitor counts what the app holds and checks for orphans.
 	Monitor *admin.Monitor
 }
-
-// decodeSlots is how many photo uploads are decoded at once: one per core
-// of the 2-core machines ndiro targets; a decode holds ~50 MB.
-const decodeSlots = 2
 
 // Build constructs every store and handler from cfg and b and returns the
 // routed handler. now is the clock every rule uses (time.Now outside tests).
@@ -111,6 +109,14 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	photos := photo.NewStore(b.S3, b.Bucket)
 	photoServer := photo.NewServer(photos, photo.NewCache(cfg.PhotoCacheBytes))
 	gate := &user.Gate{}
+	budget, wait := cfg.DecodeBudget, cfg.UploadWait
+	if budget == 0 {
+		budget = photo.DefaultBudget
+	}
+	if wait == 0 {
+		wait = photo.DefaultWait
+	}
+	pipeline := photo.NewPipeline(budget, wait)
 	photoCache := photoServer.Cache()
 	monitor := admin.NewMonitor(admin.MonitorDeps{
 		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache,
@@ -148,7 +154,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Users:    users,
 			Photos:   photos,
 			Server:   photoServer,
-			Pipeline: photo.NewPipeline(decodeSlots),
+			Pipeline: pipeline,
 			Pages:    pages,
 			Now:      now,
 			Log:      log,
@@ -185,5 +191,5 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		}),
 		HSTS: cfg.Mode == config.ModeAWS,
 	})
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Deletions: deleter, Monitor: monitor}, nil
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, Deletions: deleter, Monitor: monitor}, nil
 }
