@@ -7,10 +7,14 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	smithymw "github.com/aws/smithy-go/middleware"
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/dynamo"
@@ -62,18 +66,75 @@ func (s *sink) Write(p []byte) (int, error) {
 }
 
 // BenchmarkMonthPage renders a month of 90 meals through the whole handler
-// stack: session, guard GetItem, one Query against the in-process emulator,
-// grouping and the template. Allocations include the emulator's, which runs
-// in the same process.
+// stack: session, guard, one Query, grouping and the template.
+//   - emulator: the Query goes to the in-process emulator, whose work
+//     (HTTP, JSON, its own allocations) runs in the same process and counts;
+//   - app: an SDK middleware answers the Query with the emulator's answer,
+//     recorded once, before it is serialised: what is left is the app's
+//     own cost (handler, unmarshalling the items, template).
 func BenchmarkMonthPage(b *testing.B) {
-	app, c := signedIn(b)
+	q := &cannedQuery{}
+	app := apptest.New(b, apptest.Options{Log: io.Discard, DynamoOptions: []func(*dynamodb.Options){q.option}})
+	c := app.Client()
+	c.SignIn(admin)
 	owner := localenv.Subject(admin)
 	var items []map[string]types.AttributeValue
 	for i := 0; i < 90; i++ {
 		items = append(items, mealItem(owner, fmt.Sprintf("2026-09-%02d", i%30+1), fmt.Sprintf("%02d%02d00-%06x", 6+i/30*6, i%60, i)))
 	}
 	batchPut(b, app, items)
-	serveLoop(b, app.Handler, c.ServerRequest("/meals?month=2026-09"), http.StatusOK)
+	req := c.ServerRequest("/meals?month=2026-09")
+	w := &sink{}
+	w.reset()
+	if app.Handler.ServeHTTP(w, req); w.code != http.StatusOK { // records the Query's answer
+		b.Fatalf("month page = %d", w.code)
+	}
+	b.Run("emulator", func(b *testing.B) {
+		serveLoop(b, app.Handler, req, http.StatusOK)
+	})
+	b.Run("app", func(b *testing.B) {
+		q.replay.Store(true)
+		defer q.replay.Store(false)
+		serveLoop(b, app.Handler, req, http.StatusOK)
+		if n := q.replayed.Load(); n < int64(b.N) {
+			b.Fatalf("%d Queries replayed for %d pages", n, b.N)
+		}
+	})
+}
+
+// cannedQuery records the last Query answer the emulator gave and, while
+// replay is set, answers every Query with it at the SDK's first step,
+// before anything is serialised or sent.
+type cannedQuery struct {
+	mu       sync.Mutex
+	last     *dynamodb.QueryOutput
+	replay   atomic.Bool
+	replayed atomic.Int64
+}
+
+func (q *cannedQuery) option(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(stack *smithymw.Stack) error {
+		return stack.Initialize.Add(smithymw.InitializeMiddlewareFunc("cannedQuery",
+			func(ctx context.Context, in smithymw.InitializeInput, next smithymw.InitializeHandler) (smithymw.InitializeOutput, smithymw.Metadata, error) {
+				if _, ok := in.Parameters.(*dynamodb.QueryInput); !ok {
+					return next.HandleInitialize(ctx, in)
+				}
+				if q.replay.Load() {
+					q.mu.Lock()
+					out := *q.last
+					q.mu.Unlock()
+					q.replayed.Add(1)
+					return smithymw.InitializeOutput{Result: &out}, smithymw.Metadata{}, nil
+				}
+				out, md, err := next.HandleInitialize(ctx, in)
+				if r, ok := out.Result.(*dynamodb.QueryOutput); ok && err == nil {
+					q.mu.Lock()
+					q.last = r
+					q.mu.Unlock()
+				}
+				return out, md, err
+			}), smithymw.Before)
+	})
 }
 
 // BenchmarkOwnerPhoto serves a cached photo to its owner through the

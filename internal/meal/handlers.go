@@ -54,7 +54,7 @@ func NewHandler(d Deps) *Handler {
 type listPage struct {
 	web.Base
 	Heading    string
-	Days       []Day
+	Days       []listDay
 	Count      int
 	Prev, Next string // links to the neighbouring month or window; "" at the ends
 	PrevLabel  string
@@ -88,7 +88,7 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) error {
 	p := &listPage{
 		Base:    web.Base{Title: m.Time().Format("January 2006")},
 		Heading: m.Time().Format("January 2006"),
-		Days:    GroupByDay(meals),
+		Days:    listDays(meals),
 		Count:   len(meals),
 	}
 	if prev := m.Prev(); prev.InRange() {
@@ -135,7 +135,7 @@ func (h *Handler) window(w http.ResponseWriter, r *http.Request, u *user.User, f
 	p := &listPage{
 		Base:     web.Base{Title: heading},
 		Heading:  heading,
-		Days:     GroupByDay(meals),
+		Days:     listDays(meals),
 		Count:    len(meals),
 		From:     from.String(),
 		To:       to.String(),
