@@ -41,8 +41,9 @@ type cached[V any] struct {
 }
 
 // NewItemCache returns a cache whose entries lapse ttl after they were
-// read, by the clock now, holding at most size entries (least recently
-// used go first; size < 1 means 1). ttl ≤ 0 disables caching: Get never
+// read, by the clock now, holding at most size entries (the oldest read
+// go first; size < 1 means 1: hits do not reorder entries, which keeps a
+// hit free of writes, and every entry is re-read within its TTL anyway). ttl ≤ 0 disables caching: Get never
 // finds anything.
 func NewItemCache[V any](ttl time.Duration, size int, now func() time.Time) *ItemCache[V] {
 	l, _ := simplelru.NewLRU[string, cached[V]](max(size, 1), nil)
@@ -59,7 +60,7 @@ func (c *ItemCache[V]) Get(key string) (v V, found, ok bool) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, hit := c.lru.Get(key)
+	e, hit := c.lru.Peek(key) // no reordering on a hit: see NewItemCache
 	if !hit {
 		return v, false, false
 	}

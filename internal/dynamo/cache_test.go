@@ -47,7 +47,7 @@ func TestItemCache(t *testing.T) {
 	if _, _, ok := get("a"); ok {
 		t.Error("Get(a) at the TTL = cached, want lapsed")
 	}
-	// Size bound: least recently used go first.
+	// Size bound: the oldest read go first.
 	for _, k := range []string{"x", "y", "z"} {
 		c.Put(k, c.Begin(), k, true)
 	}

@@ -46,13 +46,24 @@ func ParseDate(s string) (Date, error) {
 	}
 	y := atoi2(s[:2])*100 + atoi2(s[2:4])
 	m, d := atoi2(s[5:7]), atoi2(s[8:])
-	// time.Date normalises 2026-02-30 to 2026-03-02: a day that does not
-	// exist comes back as another.
-	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
-	if y < MinYear || y > MaxYear || m < 1 || m > 12 || t.Day() != d || t.Month() != time.Month(m) {
+	if y < MinYear || y > MaxYear || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
 		return Date{}, ErrBadDate
 	}
-	return Date{t}, nil
+	return Date{time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)}, nil
+}
+
+// daysIn returns the number of days of month m (1–12) of year y.
+func daysIn(y, m int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // DateOf returns the calendar date of t in t's location.

@@ -224,20 +224,28 @@ func (h *Handler) Photo(w http.ResponseWriter, r *http.Request, uid string) erro
 // through url.ParseQuery, so the result is the same (first value wins).
 func photoQuery(u *url.URL) (v, size string) {
 	raw := u.RawQuery
-	if strings.ContainsAny(raw, "%+;") {
-		q := u.Query()
-		return q.Get("v"), q.Get("size")
-	}
 	var seenV, seenSize bool
-	for raw != "" {
-		var kv string
-		kv, raw, _ = strings.Cut(raw, "&")
-		k, val, _ := strings.Cut(kv, "=")
+	for i := 0; i < len(raw); {
+		j := i
+		for j < len(raw) && raw[j] != '&' {
+			switch raw[j] {
+			case '%', '+', ';':
+				q := u.Query()
+				return q.Get("v"), q.Get("size")
+			}
+			j++
+		}
+		kv := raw[i:j]
+		i = j + 1
 		switch {
-		case k == "v" && !seenV:
-			v, seenV = val, true
-		case k == "size" && !seenSize:
-			size, seenSize = val, true
+		case !seenV && len(kv) >= 2 && kv[:2] == "v=":
+			v, seenV = kv[2:], true
+		case !seenV && kv == "v":
+			seenV = true
+		case !seenSize && len(kv) >= 5 && kv[:5] == "size=":
+			size, seenSize = kv[5:], true
+		case !seenSize && kv == "size":
+			seenSize = true
 		}
 	}
 	return v, size

@@ -86,7 +86,9 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, ownerID, key, wan
 	// Set by key, canonical form, as shared slices: nothing to allocate.
 	h := w.Header()
 	h["Content-Type"] = s.contentType
-	h["X-Content-Type-Options"] = s.noSniff
+	if _, ok := h["X-Content-Type-Options"]; !ok { // set by web.SecurityHeaders in the app
+		h["X-Content-Type-Options"] = s.noSniff
+	}
 	if cc, ok := s.cacheControl[cacheControl]; ok {
 		h["Cache-Control"] = cc
 	} else {

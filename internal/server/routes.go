@@ -67,19 +67,25 @@ func New(d Deps) http.Handler {
 	security := web.SecurityHeaders(d.HSTS)
 
 	// Guard: the session's user, active (auth.Handler.PhotoOwner). No
-	// request ID: only a failed photo request is logged, and its route,
-	// status and time identify it.
-	ownerPhoto := accessLog(d.Pages.Recover(security(
+	// request ID and no access-log wrapper: a successful photo request is
+	// not logged, and a refused or failed one is logged here, with its
+	// route and status.
+	ownerPhoto := d.Pages.Recover(security(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			uid, ok := d.Auth.PhotoOwner(w, r)
 			if !ok {
-				return // answered: sign-in redirect or error page
+				return // answered: sign-in redirect or error page (logged if a failure)
 			}
 			// Serve writes nothing before it returns an error.
 			if err := d.Meals.Photo(w, r, uid); err != nil {
 				d.Pages.Error(w, r, err)
+				status := http.StatusInternalServerError
+				if e, ok := web.AsError(err); ok {
+					status = e.Status
+				}
+				d.Log.Info("request", "method", r.Method, "route", ownerPhotoRoute, "status", status)
 			}
-		}))))
+		})))
 
 	r := chi.NewRouter()
 	r.Use(requestID)
