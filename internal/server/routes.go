@@ -56,14 +56,14 @@ const (
 //
 // The owner's photo route, which a month page asks up to 90 times, is
 // matched first, in front of chi, and runs the same middleware minus what
-// a GET of a photo does not need (request ID, chi's routing context, CSRF,
-// the session manager), so a cached photo costs little more than serving
+// a GET of a photo does not need (request ID, access-log wrapper, chi's
+// routing context, CSRF, the session manager), so a cached photo costs little more than serving
 // its bytes (BenchmarkOwnerPhoto). Every other path goes to chi.
 func New(d Deps) http.Handler {
 	requestID := web.RequestID()
-	// Successful photo requests are not logged (a month page makes up to
-	// 90); failed ones are.
-	accessLog := web.AccessLog(d.Log, ownerPhotoRoute, recipientPhotoRoute)
+	// Successful recipient photo requests are not logged (a page makes up
+	// to 90); failed ones are.
+	accessLog := web.AccessLog(d.Log, recipientPhotoRoute)
 	security := web.SecurityHeaders(d.HSTS)
 
 	// Guard: the session's user, active (auth.Handler.PhotoOwner). No
