@@ -92,7 +92,8 @@ func photoMessage(err error) (string, bool) {
 		msg := mem.Error()
 		return strings.ToUpper(msg[:1]) + msg[1:] + ".", true
 	}
-	for _, e := range []error{photo.ErrEmpty, photo.ErrUnsupported, photo.ErrHEIC, photo.ErrTooLarge, photo.ErrDamaged} {
+	for _, e := range []error{photo.ErrEmpty, photo.ErrUnsupported, photo.ErrHEIFBrand, photo.ErrTooLarge, photo.ErrDamaged,
+		photo.ErrHEICUnavailable, photo.ErrHEICTimeout, photo.ErrHEICMemory, photo.ErrHEICFailed} {
 		if errors.Is(err, e) {
 			msg := e.Error()
 			return strings.ToUpper(msg[:1]) + msg[1:] + ".", true

@@ -15,6 +15,7 @@ import (
 	_ "image/jpeg" // decoders, registered for image.Decode
 	_ "image/png"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,11 +43,13 @@ const (
 // Errors of Process. Their text is written for the person uploading.
 var (
 	ErrEmpty       = errors.New("the photo file is empty; choose the photo again")
-	ErrUnsupported = errors.New("this file is not a JPEG, PNG or WebP image; those are the formats ndiro accepts")
-	ErrHEIC        = errors.New("HEIC photos (the iPhone camera's default) can't be read; ndiro accepts JPEG, PNG and WebP. On an iPhone, share or export the photo as JPEG, or set Settings → Camera → Formats to Most Compatible")
-	ErrTooLarge    = errors.New("the image is too large: ndiro accepts photos up to 50 megapixels and 12000 pixels on a side")
-	ErrDamaged     = errors.New("the image is damaged or incomplete and can't be read; try exporting it again")
-	errNotJPEG     = errors.New("photo: not a JPEG")
+	ErrUnsupported = errors.New("this file is not a JPEG, PNG, WebP or HEIC image; those are the formats ndiro accepts")
+	// ErrHEIFBrand: a HEIF file of a brand the decoder cannot read
+	// (HEICBrands lists those it can).
+	ErrHEIFBrand = errors.New("this HEIF image is of a kind ndiro can't read: it reads HEIC photos as phones save them, and JPEG, PNG and WebP. Export the image as JPEG and choose it again")
+	ErrTooLarge  = errors.New("the image is too large: ndiro accepts photos up to 50 megapixels and 12000 pixels on a side")
+	ErrDamaged   = errors.New("the image is damaged or incomplete and can't be read; try exporting it again")
+	errNotJPEG   = errors.New("photo: not a JPEG")
 )
 
 // Format is an accepted image format, judged from the file's bytes.
@@ -56,11 +59,15 @@ const (
 	JPEG Format = "jpeg"
 	PNG  Format = "png"
 	WebP Format = "webp"
+	// HEIC is a HEIF file of one of HEICBrands, decoded in the worker
+	// process (HEICDecoder).
+	HEIC Format = "heic"
 )
 
-// Sniff returns the format of data from its magic bytes, never from a file
-// name or Content-Type. It returns ErrEmpty, ErrHEIC or ErrUnsupported for
-// what it refuses.
+// Sniff returns the format of data (its first 12 bytes or more) from its
+// magic bytes, never from a file name or Content-Type. It returns
+// ErrEmpty, ErrHEIFBrand (a HEIF brand the decoder cannot read) or
+// ErrUnsupported for what it refuses.
 func Sniff(data []byte) (Format, error) {
 	switch {
 	case len(data) == 0:
@@ -71,8 +78,10 @@ func Sniff(data []byte) (Format, error) {
 		return PNG, nil
 	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
 		return WebP, nil
+	case len(data) >= 12 && string(data[4:8]) == "ftyp" && slices.Contains(HEICBrands, string(data[8:12])):
+		return HEIC, nil
 	case len(data) >= 12 && string(data[4:8]) == "ftyp" && isHEIFBrand(string(data[8:12])):
-		return "", ErrHEIC
+		return "", ErrHEIFBrand
 	}
 	return "", ErrUnsupported
 }
@@ -151,6 +160,13 @@ type Pipeline struct {
 	sem    *semaphore.Weighted
 	budget int64
 	wait   time.Duration
+	heic   *HEICDecoder // nil: HEIC uploads get ErrHEICUnavailable
+}
+
+// WithHEIC makes p decode HEIC uploads with d, and returns p.
+func (p *Pipeline) WithHEIC(d *HEICDecoder) *Pipeline {
+	p.heic = d
+	return p
 }
 
 // NewPipeline returns a pipeline whose decodes hold at most budget bytes
@@ -196,6 +212,9 @@ func (p *Pipeline) ProcessAt(ctx context.Context, src io.ReaderAt, size int64) (
 	if err != nil {
 		return nil, err
 	}
+	if format == HEIC {
+		return p.processHEIC(ctx, src, size)
+	}
 	cfg, _, err := image.DecodeConfig(io.NewSectionReader(src, 0, size))
 	if err != nil {
 		return nil, ErrDamaged
@@ -233,25 +252,91 @@ func (p *Pipeline) ProcessAt(ctx context.Context, src io.ReaderAt, size int64) (
 	if err != nil {
 		return nil, ErrDamaged
 	}
-	// Resize before turning: the box is square, so the order does not change
-	// the result, and turning the small copy is cheap.
+	copies, err := finish(img, orientation, out.Gamut, func(display *image.NRGBA) {
+		// The full-size decode is garbage now: give its share back.
+		if rest := afterResizeCost(display); rest < held {
+			p.sem.Release(held - rest)
+			held = rest
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	copies.Taken = out.Taken
+	return copies, nil
+}
+
+// finish makes the two stored copies of a decoded image: the display copy
+// (resized before turning: the box is square, so the order does not change
+// the result, and turning the small copy is cheap), the EXIF orientation
+// applied, transparent pixels flattened onto white, the thumbnail, both
+// encoded and tagged for g. The full-size img is dropped as soon as the
+// display copy exists; resized, if not nil, is called then. Taken is left
+// zero.
+func finish(img image.Image, orientation int, g Gamut, resized func(*image.NRGBA)) (*Processed, error) {
 	display := imaging.Fit(img, DisplaySide, DisplaySide, imaging.Lanczos)
-	img = nil // the full-size decode can go: give its share back
-	if rest := afterResizeCost(display); rest < held {
-		p.sem.Release(held - rest)
-		held = rest
+	img = nil
+	if resized != nil {
+		resized(display)
 	}
 	display = flatten(orient(display, orientation))
 	thumb := imaging.Fit(display, ThumbSide, ThumbSide, imaging.Lanczos)
+	out := &Processed{Gamut: g}
 	out.Width, out.Height = display.Bounds().Dx(), display.Bounds().Dy()
 	out.ThumbWidth, out.ThumbHeight = thumb.Bounds().Dx(), thumb.Bounds().Dy()
-	if out.Display, err = encode(display, out.Gamut); err != nil {
+	var err error
+	if out.Display, err = encode(display, g); err != nil {
 		return nil, err
 	}
 	display = nil
-	if out.Thumb, err = encode(thumb, out.Gamut); err != nil {
+	if out.Thumb, err = encode(thumb, g); err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// processHEIC checks a HEIC upload from its container's boxes (the
+// decoder's own DecodeConfig fails on real photos): the primary image's
+// size against the pixel limits (ErrTooLarge), its colour from the colr
+// box (as a JPEG's profile), its capture time from the Exif item; then the
+// worker decodes it and makes the copies (HEICDecoder). The file's bytes
+// are held against the budget while it waits and decodes; the decode's
+// own memory is the worker's. No EXIF orientation is applied: the decoded
+// pixels are already upright (irot).
+func (p *Pipeline) processHEIC(ctx context.Context, src io.ReaderAt, size int64) (*Processed, error) {
+	info, err := parseHEIF(src, size)
+	if err != nil {
+		return nil, ErrDamaged
+	}
+	if info.Width > MaxSide || info.Height > MaxSide || int64(info.Width)*int64(info.Height) > MaxPixels {
+		return nil, ErrTooLarge
+	}
+	var taken time.Time
+	if info.Exif != nil {
+		_, taken = readEXIF(bytes.NewReader(info.Exif))
+	}
+	if p.heic == nil {
+		return nil, ErrHEICUnavailable
+	}
+	wctx, cancel := context.WithTimeout(ctx, p.wait)
+	err = p.sem.Acquire(wctx, size)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, ErrBusy
+	}
+	defer p.sem.Release(size)
+	data := make([]byte, size)
+	if _, err := src.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("photo: read upload: %w", err)
+	}
+	out, err := p.heic.decode(ctx, data, info.gamut())
+	if err != nil {
+		return nil, err
+	}
+	out.Taken = taken
 	return out, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os/exec"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -36,6 +37,9 @@ type Backends struct {
 	// Provider is the OIDC identity provider (Google, another provider, or
 	// the local mock).
 	Provider auth.Provider
+	// HEICWorker, if set, makes the command that runs the HEIC decoder
+	// worker; nil runs this executable as "ndiro heic-worker".
+	HEICWorker func() *exec.Cmd
 	// Clock, if set, is what background work (the monitor's paced reads)
 	// waits on; nil is the wall clock, with Build's now.
 	Clock limit.Clock
@@ -71,6 +75,8 @@ type App struct {
 	Photos   *photo.Server
 	// Pipeline decodes uploads against the decode budget.
 	Pipeline *photo.Pipeline
+	// HEIC runs HEIC decodes in the worker process; Close it at shutdown.
+	HEIC *photo.HEICDecoder
 	// Deletions runs account deletions; start-up resumes those a stop
 	// interrupted (ResumeAll).
 	Deletions *account.Deleter
@@ -116,10 +122,11 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	if wait == 0 {
 		wait = photo.DefaultWait
 	}
-	pipeline := photo.NewPipeline(budget, wait)
+	heic := photo.NewHEICDecoder(b.HEICWorker, photo.DefaultHEICLimits, wait, log)
+	pipeline := photo.NewPipeline(budget, wait).WithHEIC(heic)
 	photoCache := photoServer.Cache()
 	monitor := admin.NewMonitor(admin.MonitorDeps{
-		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache,
+		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache, HEIC: heic.Status,
 		Clock: b.clock(now), Mode: string(cfg.Mode), Log: log,
 	})
 	deleter := account.NewDeleter(account.DeleterDeps{
@@ -191,5 +198,5 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		}),
 		HSTS: cfg.Mode == config.ModeAWS,
 	})
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, Deletions: deleter, Monitor: monitor}, nil
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor}, nil
 }
