@@ -149,9 +149,18 @@ func bigPNG(t *testing.T) []byte {
 // procStatus reads the byte counts (VmRSS, VmHWM, …) of /proc/pid/status.
 func procStatus(t *testing.T, pid int) map[string]int64 {
 	t.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := readProcStatus(pid)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return st
+}
+
+// readProcStatus is procStatus for goroutines other than the test's.
+func readProcStatus(pid int) (map[string]int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	out := map[string]int64{}
@@ -167,5 +176,5 @@ func procStatus(t *testing.T, pid int) map[string]int64 {
 			out[k] = n << 10
 		}
 	}
-	return out
+	return out, sc.Err()
 }

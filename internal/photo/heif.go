@@ -26,14 +26,6 @@ type heifInfo struct {
 	Exif []byte
 }
 
-// Displayed returns the size as displayed, after the rotation.
-func (h *heifInfo) Displayed() (w, ht int) {
-	if h.Rotation%2 == 1 {
-		return h.Height, h.Width
-	}
-	return h.Width, h.Height
-}
-
 // gamut classifies the colr box as classifyICC does a profile.
 func (h *heifInfo) gamut() Gamut {
 	if h.ICC != nil {
