@@ -148,3 +148,30 @@ func TestHEICRefusals(t *testing.T) {
 		t.Errorf("last error = %q", st.LastError)
 	}
 }
+
+// TestHEICQueue: one decode at a time; a second HEIC waits the decoder's
+// wait, then is refused with ErrBusy (a 503 with Retry-After in the app),
+// while the first goes through.
+func TestHEICQueue(t *testing.T) {
+	needHEIC(t)
+	d := photo.NewHEICDecoder(nil, photo.DefaultHEICLimits, 200*time.Millisecond, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { d.Close() })
+	p := photo.NewPipeline(photo.DefaultBudget, time.Minute).WithHEIC(d)
+	heic := apptest.Photo(t, "photo.heic")
+	first := make(chan error, 1)
+	go func() {
+		_, err := p.Process(context.Background(), heic)
+		first <- err
+	}()
+	for deadline := time.Now().Add(time.Minute); d.Status().State != "decoding"; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first decode never started: %+v", d.Status())
+		}
+	}
+	if _, err := p.Process(context.Background(), heic); !errors.Is(err, photo.ErrBusy) {
+		t.Errorf("second HEIC during a decode = %v, want ErrBusy", err)
+	}
+	if err := <-first; err != nil {
+		t.Errorf("first HEIC = %v", err)
+	}
+}
