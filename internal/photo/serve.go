@@ -26,19 +26,13 @@ type Server struct {
 	cache *Cache
 	// Header values every photo response carries, as ready slices: a
 	// cached photo's response then allocates nothing to set them.
-	contentType, noSniff []string
-	cacheControl         map[string][]string
+	contentType, ownerCC, recipientCC []string
 }
 
 // NewServer returns a Server reading through cache from store.
 func NewServer(store *Store, cache *Cache) *Server {
-	return &Server{store: store, cache: cache,
-		contentType: []string{"image/jpeg"}, noSniff: []string{"nosniff"},
-		cacheControl: map[string][]string{
-			OwnerCacheControl:     {OwnerCacheControl},
-			RecipientCacheControl: {RecipientCacheControl},
-		},
-	}
+	return &Server{store: store, cache: cache, contentType: []string{"image/jpeg"},
+		ownerCC: []string{OwnerCacheControl}, recipientCC: []string{RecipientCacheControl}}
 }
 
 // Cache returns the server's cache, for the monitor's counters.
@@ -48,7 +42,8 @@ func (s *Server) Cache() *Cache { return s.cache }
 // requested with ?v=wantTag:
 //   - if the stored bytes are that version: 200 (or 206 for a Range, or 304
 //     when If-None-Match matches, including lists and *) with a strong ETag
-//     from the version, cacheControl, image/jpeg and nosniff;
+//     from the version, cacheControl and image/jpeg (nosniff comes from
+//     the app's security headers);
 //   - if wantTag is missing or not the current version: a 302 to the
 //     current version's URL, marked no-store, so an old URL never gets the
 //     long cache and never gets another version's bytes;
@@ -84,14 +79,16 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, ownerID, key, wan
 		obj = fresh
 	}
 	// Set by key, canonical form, as shared slices: nothing to allocate.
+	// X-Content-Type-Options: nosniff comes from web.SecurityHeaders, on
+	// every response of the app.
 	h := w.Header()
 	h["Content-Type"] = s.contentType
-	if _, ok := h["X-Content-Type-Options"]; !ok { // set by web.SecurityHeaders in the app
-		h["X-Content-Type-Options"] = s.noSniff
-	}
-	if cc, ok := s.cacheControl[cacheControl]; ok {
-		h["Cache-Control"] = cc
-	} else {
+	switch cacheControl {
+	case OwnerCacheControl:
+		h["Cache-Control"] = s.ownerCC
+	case RecipientCacheControl:
+		h["Cache-Control"] = s.recipientCC
+	default:
 		h.Set("Cache-Control", cacheControl)
 	}
 	if obj.etag != nil {
