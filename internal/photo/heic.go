@@ -42,10 +42,10 @@ var (
 	ErrHEICFailed = errors.New("the HEIC decoder stopped while reading this photo. Nothing was saved; try again, or send it as JPEG")
 )
 
-// HEICBrands are the ftyp major brands the decoder reads: "heic" (the
-// iPhone camera's), and "heix" (10-bit), which it reads through
+// IsHEICBrand reports whether b is an ftyp major brand the decoder reads:
+// "heic" (the iPhone camera's) and "heix" (10-bit), which it reads through
 // heic.Decode. Other HEIF brands (mif1, msf1, hevc, avif, …) fail in it.
-var HEICBrands = []string{"heic", "heix"}
+func IsHEICBrand(b string) bool { return b == "heic" || b == "heix" }
 
 // HEICLimits bound one decode in the worker.
 type HEICLimits struct {
@@ -57,9 +57,17 @@ type HEICLimits struct {
 	Memory int64
 }
 
-// DefaultHEICLimits: 60 s (a 12 MP photo takes 2–5 s) and 640 MiB (a 12
-// MP decode peaks at 270–375 MB).
-var DefaultHEICLimits = HEICLimits{Timeout: 60 * time.Second, Memory: 640 << 20}
+// Default HEIC limits: 60 s (a 12 MP photo takes 2–5 s) and 640 MiB (a 12
+// MP decode peaks at 270–375 MB in the worker).
+const (
+	DefaultHEICTimeout = 60 * time.Second
+	DefaultHEICMemory  = 640 << 20
+)
+
+// DefaultHEICLimits returns DefaultHEICTimeout and DefaultHEICMemory.
+func DefaultHEICLimits() HEICLimits {
+	return HEICLimits{Timeout: DefaultHEICTimeout, Memory: DefaultHEICMemory}
+}
 
 // heicIdle is how long a warm worker waits for the next photo before it is
 // stopped, giving its memory (~150 MB once it has decoded) back.

@@ -31,7 +31,7 @@ func needHEIC(t *testing.T) {
 // (TestMain hands "heic-worker" to photo.RunHEICWorker).
 func heicPipeline(t *testing.T, command func() *exec.Cmd) (*photo.Pipeline, *photo.HEICDecoder) {
 	t.Helper()
-	d := photo.NewHEICDecoder(command, photo.DefaultHEICLimits, time.Minute, slog.New(slog.DiscardHandler))
+	d := photo.NewHEICDecoder(command, photo.DefaultHEICLimits(), time.Minute, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { d.Close() })
 	return photo.NewPipeline(photo.DefaultBudget, time.Minute).WithHEIC(d), d
 }
@@ -89,7 +89,7 @@ func TestHEICKilled(t *testing.T) {
 		limits photo.HEICLimits
 		want   error
 	}{
-		{photo.HEICLimits{Timeout: 300 * time.Millisecond, Memory: photo.DefaultHEICLimits.Memory}, photo.ErrHEICTimeout},
+		{photo.HEICLimits{Timeout: 300 * time.Millisecond, Memory: photo.DefaultHEICMemory}, photo.ErrHEICTimeout},
 		{photo.HEICLimits{Timeout: time.Minute, Memory: 120 << 20}, photo.ErrHEICMemory},
 	} {
 		d.SetLimits(tc.limits)
@@ -100,7 +100,7 @@ func TestHEICKilled(t *testing.T) {
 	if st := d.Status(); st.Killed != 2 || st.State != "not started" {
 		t.Errorf("status after the kills = %+v, want 2 killed, no worker", st)
 	}
-	d.SetLimits(photo.DefaultHEICLimits)
+	d.SetLimits(photo.DefaultHEICLimits())
 	if out, err := p.Process(context.Background(), apptest.Photo(t, "rotated.heic")); err != nil || out.Height != 1008 {
 		t.Fatalf("the next HEIC = %v, %v; want it stored", out, err)
 	}
@@ -154,7 +154,7 @@ func TestHEICRefusals(t *testing.T) {
 // while the first goes through.
 func TestHEICQueue(t *testing.T) {
 	needHEIC(t)
-	d := photo.NewHEICDecoder(nil, photo.DefaultHEICLimits, 200*time.Millisecond, slog.New(slog.DiscardHandler))
+	d := photo.NewHEICDecoder(nil, photo.DefaultHEICLimits(), 200*time.Millisecond, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { d.Close() })
 	p := photo.NewPipeline(photo.DefaultBudget, time.Minute).WithHEIC(d)
 	heic := apptest.Photo(t, "photo.heic")

@@ -15,7 +15,6 @@ import (
 	_ "image/jpeg" // decoders, registered for image.Decode
 	_ "image/png"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,7 +44,7 @@ var (
 	ErrEmpty       = errors.New("the photo file is empty; choose the photo again")
 	ErrUnsupported = errors.New("this file is not a JPEG, PNG, WebP or HEIC image; those are the formats ndiro accepts")
 	// ErrHEIFBrand: a HEIF file of a brand the decoder cannot read
-	// (HEICBrands lists those it can).
+	// (IsHEICBrand says which it can).
 	ErrHEIFBrand = errors.New("this HEIF image is of a kind ndiro can't read: it reads HEIC photos as phones save them, and JPEG, PNG and WebP. Export the image as JPEG and choose it again")
 	ErrTooLarge  = errors.New("the image is too large: ndiro accepts photos up to 50 megapixels and 12000 pixels on a side")
 	ErrDamaged   = errors.New("the image is damaged or incomplete and can't be read; try exporting it again")
@@ -59,7 +58,7 @@ const (
 	JPEG Format = "jpeg"
 	PNG  Format = "png"
 	WebP Format = "webp"
-	// HEIC is a HEIF file of one of HEICBrands, decoded in the worker
+	// HEIC is a HEIF file of a brand IsHEICBrand accepts, decoded in the worker
 	// process (HEICDecoder).
 	HEIC Format = "heic"
 )
@@ -78,7 +77,7 @@ func Sniff(data []byte) (Format, error) {
 		return PNG, nil
 	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
 		return WebP, nil
-	case len(data) >= 12 && string(data[4:8]) == "ftyp" && slices.Contains(HEICBrands, string(data[8:12])):
+	case len(data) >= 12 && string(data[4:8]) == "ftyp" && IsHEICBrand(string(data[8:12])):
 		return HEIC, nil
 	case len(data) >= 12 && string(data[4:8]) == "ftyp" && isHEIFBrand(string(data[8:12])):
 		return "", ErrHEIFBrand
@@ -142,6 +141,7 @@ type MemoryError struct {
 	Need, Budget int64
 }
 
+// Error words the refusal for the person uploading, with the numbers.
 func (e *MemoryError) Error() string {
 	return fmt.Sprintf("this image is too large to read: at %d × %d pixels with %s it needs %d MB of memory, and ndiro reads photos that need up to %d MB. Save it as a JPEG, or at a smaller size",
 		e.Width, e.Height, e.Depth, (e.Need+(1<<20)-1)>>20, e.Budget>>20)

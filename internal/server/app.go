@@ -122,7 +122,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	if wait == 0 {
 		wait = photo.DefaultWait
 	}
-	heic := photo.NewHEICDecoder(b.HEICWorker, photo.DefaultHEICLimits, wait, log)
+	heic := photo.NewHEICDecoder(b.HEICWorker, photo.DefaultHEICLimits(), wait, log)
 	pipeline := photo.NewPipeline(budget, wait).WithHEIC(heic)
 	photoCache := photoServer.Cache()
 	monitor := admin.NewMonitor(admin.MonitorDeps{
