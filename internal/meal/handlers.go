@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
@@ -18,6 +16,10 @@ import (
 
 // MaxFormBytes caps a meal form's request body: a phone photo plus fields.
 const MaxFormBytes = 25 << 20
+
+// formMemory is how much of a multipart form is kept in memory; larger
+// parts (photos) are spooled to temp files (os.TempDir).
+const formMemory = 256 << 10
 
 // Handler serves the diary pages and the owner's photos.
 type Handler struct {
@@ -233,7 +235,10 @@ func parseForm(w http.ResponseWriter, r *http.Request) (cleanup func(), err erro
 		return cleanup, tooLarge
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
-	err = r.ParseMultipartForm(8 << 20)
+	// Files beyond formMemory go to temp files, not memory: twenty phone
+	// photos arriving at once would otherwise hold 50 MB before any of
+	// them is decoded.
+	err = r.ParseMultipartForm(formMemory)
 	if errors.Is(err, http.ErrNotMultipart) {
 		err = r.ParseForm()
 	}
@@ -249,8 +254,8 @@ func parseForm(w http.ResponseWriter, r *http.Request) (cleanup func(), err erro
 
 // keyFromURL reads and checks the {date} and {meal_id} URL parameters.
 func keyFromURL(r *http.Request) (Date, string, bool) {
-	d, err := ParseDate(chi.URLParam(r, "date"))
-	id := chi.URLParam(r, "meal_id")
+	d, err := ParseDate(r.PathValue("date"))
+	id := r.PathValue("meal_id")
 	if _, err2 := ParseID(id); err != nil || err2 != nil {
 		return Date{}, "", false
 	}
