@@ -1,35 +1,52 @@
 # ndiro: `make run` starts local mode, `make test` runs every test.
 GO ?= go
 PKGS := ./...
+# nodynamic: the HEIC decoder (github.com/gen2brain/heic) runs its
+# WebAssembly build, never a libheif.so found on the machine, and the
+# binary stays static. Every build and test uses it.
+TAGS := nodynamic
 
-.PHONY: run demo screenshots test crash check bench load release e2e fmt vet
+.PHONY: run demo screenshots test crash memory heic check bench load release e2e fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
-	@$(GO) build -o bin/ndiro-dev ./cmd/ndiro
+	@$(GO) build -tags $(TAGS) -o bin/ndiro-dev ./cmd/ndiro
 	@exec ./bin/ndiro-dev
 
 ## demo: local mode with a demo owner's six weeks of meals (generated
 ## photos, notes, numbers) and a share link, in its own data dir
 ## (./var-demo), seeded on the first start only
 demo:
-	@$(GO) build -o bin/ndiro-dev ./cmd/ndiro
+	@$(GO) build -tags $(TAGS) -o bin/ndiro-dev ./cmd/ndiro
 	@NDIRO_DEMO=1 NDIRO_DATA_DIR=./var-demo exec ./bin/ndiro-dev
 
 ## screenshots: every main page at 390x844 and 1280x800, light and dark,
 ## written to ./screenshots by the browser test
 screenshots:
 	@mkdir -p screenshots
-	NDIRO_SCREENSHOTS=$(CURDIR)/screenshots $(GO) test -count=1 -run '^TestBrowserPages$$' -v ./internal/server
+	NDIRO_SCREENSHOTS=$(CURDIR)/screenshots $(GO) test -tags $(TAGS) -count=1 -run '^TestBrowserPages$$' -v ./internal/server
 
 ## test: every test, with the race detector; needs no network
 test:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -tags $(TAGS) -race -count=1 $(PKGS)
 
 ## crash: the long crash test: several runs on one data dir, each a larger
 ## burst of changes, kill -9 mid-burst, restart and check (CI runs it after test)
 crash:
-	NDIRO_TEST_CRASH_LONG=1 $(GO) test -race -count=1 -run '^TestLocalModeSurvivesKill9Long$$' -v ./cmd/ndiro
+	NDIRO_TEST_CRASH_LONG=1 $(GO) test -tags $(TAGS) -race -count=1 -run '^TestLocalModeSurvivesKill9Long$$' -v ./cmd/ndiro
+
+## memory: the upload memory harness: 20 phone photos and 4 large 16-bit
+## PNGs at once into ndiro as a child process with the service's GOMEMLIMIT
+## and GOGC; its peak RSS must stay within 256 MB (CI runs it after test)
+memory:
+	NDIRO_TEST_MEMORY=1 $(GO) test -tags $(TAGS) -count=1 -run '^TestUploadMemory$$' -v ./cmd/ndiro
+
+## heic: the tests that decode HEIC (about 2 s of CPU per 12-megapixel
+## photo in the worker process), without the race detector: photo.heic and
+## a rotated HEIC stored upright, decodes killed for time and memory, and
+## owner photo latency (p99) while four HEIC uploads queue (CI runs it)
+heic:
+	NDIRO_TEST_HEIC=1 $(GO) test -tags $(TAGS) -count=1 -run 'HEIC' -v ./internal/photo ./internal/meal ./cmd/ndiro
 
 ## check: formatting, vet, then the tests
 check:
@@ -40,15 +57,15 @@ check:
 
 ## bench: speed and memory benchmarks
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem $(PKGS)
 
 ## load: a minute of mixed traffic (month pages, cached photos, 304s,
 ## uploads, share views, edits) against local mode on 127.0.0.1 at
 ## concurrency 50, then requests/s, p50/p99 per route, 5xx, peak RSS and
 ## goroutines; fails on a 5xx (LOAD_FLAGS=-h lists the knobs)
 load:
-	@$(GO) build -o bin/ndiro-dev ./cmd/ndiro
-	@$(GO) build -o bin/ndiro-load ./cmd/ndiro-load
+	@$(GO) build -tags $(TAGS) -o bin/ndiro-dev ./cmd/ndiro
+	@$(GO) build -tags $(TAGS) -o bin/ndiro-load ./cmd/ndiro-load
 	./bin/ndiro-load -bin bin/ndiro-dev -photos testdata/photos $(LOAD_FLAGS)
 
 ## e2e: the release binary in AWS mode against dynalite, s3rver and
@@ -58,11 +75,11 @@ e2e: release
 
 ## release: the static binary deploy/Dockerfile builds (same command), into bin/ndiro
 release:
-	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o bin/ndiro ./cmd/ndiro
+	CGO_ENABLED=0 go build -tags nodynamic -trimpath -ldflags='-s -w' -o bin/ndiro ./cmd/ndiro
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 vet:
-	$(GO) vet $(PKGS)
-	$(GO) vet -tags e2e ./e2e
+	$(GO) vet -tags $(TAGS) $(PKGS)
+	$(GO) vet -tags $(TAGS),e2e ./e2e

@@ -554,8 +554,10 @@ func TestProductionPath(t *testing.T) {
 	if e := p.stderr.String(); e != "" {
 		t.Errorf("stderr is not empty:\n%s", e)
 	}
+	// Successful owner photo requests are not logged (a month page makes
+	// up to 90); refused ones are, and the recipient's refused photo is.
 	h.checkLogs(p.stdout.String(), map[string]int{"listening": 1, "user signed up": 2, "shutting down": 1},
-		"/login", "/auth/callback", "/invite/{token}", "/meals", "/photo/{date}/{meal_id}", "/shares", "/s/{token}", "/s/{token}/photo/{date}/{meal_id}", "/logout")
+		"/login", "/auth/callback", "/invite/{token}", "/meals", "/shares", "/s/{token}", "/s/{token}/photo/{date}/{meal_id}", "/logout")
 
 	// A provider that sends the email only from its userinfo endpoint, not
 	// in the ID token (OIDC Core 5.4, oidc-provider's default): the same

@@ -114,7 +114,7 @@ if ! NDIRO_E2E_BIN="$PWD/bin/ndiro" \
   NDIRO_E2E_OIDC_CLIENT_ID="$CLIENT_ID" \
   NDIRO_E2E_OIDC_CLIENT_SECRET="$CLIENT_SECRET" \
   NDIRO_E2E_PROXY_ADDR="127.0.0.1:$PROXY_PORT" \
-  go test -tags e2e -count=1 -timeout 5m "$@" ./e2e; then
+  go test -tags e2e,nodynamic -count=1 -timeout 5m "$@" ./e2e; then
   showlogs >&2
   exit 1
 fi

@@ -70,10 +70,16 @@ const localBucket = "ndiro-photos"
 // run starts ndiro and serves until ctx is cancelled, then shuts down
 // gracefully. It writes the address to open, and logs, to stdout.
 //
+// "ndiro heic-worker" is the HEIC decoder process ndiro starts itself.
 // "ndiro healthcheck" instead asks a running ndiro's /healthz on NDIRO_ADDR
 // and fails unless it answers 200: the container's health check, which
 // needs no shell or curl in the image.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 1 && args[1] == "heic-worker" {
+		// The HEIC decoder process the server starts: requests on stdin,
+		// answers on stdout (photo.RunHEICWorker).
+		return photo.RunHEICWorker(os.Stdin, os.Stdout)
+	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
@@ -83,7 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		case "healthcheck":
 			return healthcheck(ctx, cfg.Addr)
 		default:
-			return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro healthcheck\"", args[1])
+			return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro healthcheck\" (\"ndiro heic-worker\" is started by ndiro itself)", args[1])
 		}
 	}
 	var log *slog.Logger
@@ -182,6 +188,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	defer app.HEIC.Close()
 	// Account deletions a stop interrupted go on where their users rows
 	// say (DESIGN.md, account deletion).
 	if n, err := app.Deletions.ResumeAll(ctx); err != nil {
@@ -194,7 +201,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		fmt.Fprintf(stdout, "Demo mode: seeding the demo diary unless this data dir has it (the first time takes about half a minute)…\n")
 		demoRes, err = demo.Seed(ctx, demo.Deps{
 			Users: app.Users, Meals: app.Meals, Shares: app.Shares,
-			Photos: photo.NewStore(b.S3, b.Bucket), Pipeline: photo.NewPipeline(2), Now: time.Now,
+			Photos: photo.NewStore(b.S3, b.Bucket), Pipeline: app.Pipeline, Now: time.Now,
 		}, demo.Options{OwnerID: localenv.Subject(demo.Email)})
 		if err != nil {
 			return err

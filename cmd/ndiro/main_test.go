@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"ndiro/internal/apptest"
+	"ndiro/internal/photo"
 )
 
 // runAsMain, set to "1" in a child process's environment, makes the test
@@ -23,6 +24,7 @@ import (
 const runAsMain = "NDIRO_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
+	photo.MaybeHEICWorker()
 	if os.Getenv(runAsMain) == "1" {
 		main()
 		os.Exit(0)

@@ -100,7 +100,7 @@ func (w *world) holdings(t *testing.T, id string) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shares, err := share.NewStore(db, w.app.Tables.Shares.Name).ListByOwner(ctx, id)
+	shares, err := share.NewStore(db, w.app.Tables.Shares.Name, time.Now).ListByOwner(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func (w *world) holdings(t *testing.T, id string) map[string]int {
 		}
 		h["objects"] += len(out.Contents)
 	}
-	if _, err := user.NewStore(db, w.app.Tables.Users.Name).Get(ctx, id); err == nil {
+	if _, err := user.NewStore(db, w.app.Tables.Users.Name, time.Now).Get(ctx, id); err == nil {
 		h["user"] = 1
 	}
 	return h

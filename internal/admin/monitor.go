@@ -58,6 +58,9 @@ type MonitorDeps struct {
 	Invites *invite.Store
 	Photos  *photo.Store
 	Cache   *photo.Cache
+	// HEIC reports the HEIC decoder's state for the process panel; nil
+	// shows none.
+	HEIC func() photo.HEICStatus
 	// Clock paces the background reads and dates the results.
 	Clock limit.Clock
 	// Mode is "local" or "aws", for the process panel.
@@ -181,6 +184,9 @@ type Process struct {
 	// pauses; GCs counts collections since start.
 	GCPauseMedian, GCPauseMax time.Duration
 	GCs                       int64
+	// HEIC is the HEIC decoder worker's state ("not started", "ready",
+	// "failed", …), its counters and last failure; nil if there is none.
+	HEIC *photo.HEICStatus
 }
 
 // Process reads the process panel now.
@@ -189,6 +195,10 @@ func (m *Monitor) Process() Process {
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
 	p.HeapBytes = s[0].Value.Uint64()
+	if m.d.HEIC != nil {
+		st := m.d.HEIC()
+		p.HEIC = &st
+	}
 	var gc debug.GCStats
 	gc.PauseQuantiles = make([]time.Duration, 3) // min, median, max
 	debug.ReadGCStats(&gc)

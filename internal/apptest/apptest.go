@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"net/textproto"
 	"net/url"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -61,6 +62,10 @@ type Options struct {
 	// DynamoOptions are applied to the app's DynamoDB client (tests add
 	// SDK middleware that watches calls).
 	DynamoOptions []func(*dynamodb.Options)
+	// HEICWorker, if set, makes the HEIC decoder's worker command; nil
+	// runs the test binary as "heic-worker", which the test package's
+	// TestMain must hand to photo.RunHEICWorker (photo.MaybeHEICWorker).
+	HEICWorker func() *exec.Cmd
 }
 
 // New starts the app for t and stops it when t ends. Admin email is
@@ -113,7 +118,8 @@ func New(t testing.TB, opts ...Options) *App {
 			ClientSecret: le.OIDC.ClientSecret,
 			RedirectURL:  cfg.BaseURL + "/auth/callback",
 		},
-		Clock: clock,
+		Clock:      clock,
+		HEICWorker: o.HEICWorker,
 	}, log, clock.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +133,7 @@ func New(t testing.TB, opts ...Options) *App {
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { a.HEIC.Close() })
 	return &App{App: a, URL: srv.URL, Env: le, Config: cfg, Tables: tables, Clock: clock, Calls: calls, t: t}
 }
 

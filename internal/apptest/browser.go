@@ -23,15 +23,15 @@ func ChromiumPath(t testing.TB) string {
 }
 
 // Browser starts headless Chromium with a window of width×height CSS
-// pixels and returns a chromedp context for it, ended with the test (and
-// after timeout at the latest). It skips the test under -short or without
-// Chromium.
-func Browser(t testing.TB, width, height int, timeout time.Duration) context.Context {
+// pixels, and extra options if any (e.g. a colour profile), and returns a
+// chromedp context for it, ended with the test (and after timeout at the
+// latest). It skips the test under -short or without Chromium.
+func Browser(t testing.TB, width, height int, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("drives a browser")
 	}
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
+	opts := append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(ChromiumPath(t)),
 		chromedp.Headless,
 		chromedp.NoSandbox,
@@ -46,7 +46,8 @@ func Browser(t testing.TB, width, height int, timeout time.Duration) context.Con
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.WindowSize(width, height),
-	)
+	}, extra...)
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(alloc)
 	t.Cleanup(cancel2)

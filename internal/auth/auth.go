@@ -591,22 +591,3 @@ func (h *Handler) Home(w http.ResponseWriter, r *http.Request) error {
 	}
 	return h.pages.Render(w, r, http.StatusOK, "auth/home", &homePage{})
 }
-
-// ReadOnlySession loads the session from its cookie, as the session
-// manager's LoadAndSave does, but never saves it: responses carry no
-// Set-Cookie (and no idle-timeout refresh), so they stay cacheable. For
-// photo responses.
-func (h *Handler) ReadOnlySession(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var tok string
-		if c, err := r.Cookie(h.sessions.Cookie.Name); err == nil {
-			tok = c.Value
-		}
-		ctx, err := h.sessions.Load(r.Context(), tok)
-		if err != nil {
-			h.pages.Error(w, r, err)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
-}

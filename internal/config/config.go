@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -55,6 +56,14 @@ type Config struct {
 	// PhotoCacheBytes is the in-process photo cache budget in bytes; 0
 	// disables the cache (NDIRO_PHOTO_CACHE_BYTES).
 	PhotoCacheBytes int64
+	// DecodeBudget is how many bytes photo decodes in progress may hold
+	// together (NDIRO_DECODE_BUDGET_BYTES); 0 means the pipeline's default
+	// (photo.DefaultBudget, 160 MiB).
+	DecodeBudget int64
+	// UploadWait is the longest an upload waits for its share of the
+	// decode budget before a 503 (NDIRO_UPLOAD_WAIT, e.g. "30s"); 0 means
+	// the pipeline's default (photo.DefaultWait).
+	UploadWait time.Duration
 	// AdminEmails may sign up without an invite and become admins
 	// (ADMIN_EMAILS, comma-separated, compared lower-cased).
 	AdminEmails []string
@@ -156,6 +165,21 @@ func Load(getenv func(string) string) (Config, error) {
 			bad("NDIRO_PHOTO_CACHE_BYTES must be a whole number of bytes, 0 or more, not %q", v)
 		}
 		c.PhotoCacheBytes = n
+	}
+
+	if v := get("NDIRO_DECODE_BUDGET_BYTES", ""); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 16<<20 {
+			bad("NDIRO_DECODE_BUDGET_BYTES must be a whole number of bytes, at least 16777216 (16 MiB), not %q", v)
+		}
+		c.DecodeBudget = n
+	}
+	if v := get("NDIRO_UPLOAD_WAIT", ""); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			bad("NDIRO_UPLOAD_WAIT must be a duration like 30s, not %q", v)
+		}
+		c.UploadWait = d
 	}
 
 	if h := get("NDIRO_TRUSTED_PROXY_HEADER", ""); h != "" {

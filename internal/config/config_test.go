@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -35,9 +36,13 @@ func TestLoadAWS(t *testing.T) {
 		"GOOGLE_CLIENT_ID": "id", "GOOGLE_CLIENT_SECRET": "secret",
 		"NDIRO_BASE_URL": "https://ndiro.example.org/", "ADMIN_EMAILS": " A@Example.com, b@example.com ",
 		"NDIRO_PHOTO_CACHE_BYTES": "0", "NDIRO_TRUSTED_PROXY_HEADER": "x-forwarded-for",
+		"NDIRO_DECODE_BUDGET_BYTES": "100000000", "NDIRO_UPLOAD_WAIT": "45s",
 	}))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got.DecodeBudget != 100000000 || got.UploadWait != 45*time.Second {
+		t.Errorf("Load(aws) decode budget %d, upload wait %v; want 100000000 and 45s", got.DecodeBudget, got.UploadWait)
 	}
 	if got.BaseURL != "https://ndiro.example.org" || got.PhotoCacheBytes != 0 || got.TrustedProxyHeader != "X-Forwarded-For" ||
 		!cmp.Equal(got.AdminEmails, []string{"a@example.com", "b@example.com"}) {
@@ -104,6 +109,8 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"NDIRO_BASE_URL": "https://x.org/app"}, []string{"NDIRO_BASE_URL"}},
 		{map[string]string{"NDIRO_PHOTO_CACHE_BYTES": "-1"}, []string{"NDIRO_PHOTO_CACHE_BYTES"}},
 		{map[string]string{"NDIRO_PHOTO_CACHE_BYTES": "64MB"}, []string{"NDIRO_PHOTO_CACHE_BYTES"}},
+		{map[string]string{"NDIRO_DECODE_BUDGET_BYTES": "1000"}, []string{"NDIRO_DECODE_BUDGET_BYTES"}},
+		{map[string]string{"NDIRO_UPLOAD_WAIT": "soon"}, []string{"NDIRO_UPLOAD_WAIT"}},
 		{map[string]string{"ADMIN_EMAILS": "admin"}, []string{"ADMIN_EMAILS"}},
 		{map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "X Forwarded For"}, []string{"NDIRO_TRUSTED_PROXY_HEADER"}},
 		{map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "X-Forwarded-For:"}, []string{"NDIRO_TRUSTED_PROXY_HEADER"}},

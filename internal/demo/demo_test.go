@@ -19,7 +19,7 @@ func deps(app *apptest.App, now time.Time) demo.Deps {
 	return demo.Deps{
 		Users: app.Users, Meals: app.Meals, Shares: app.Shares,
 		Photos:   photo.NewStore(app.Env.S3, "test-photos"),
-		Pipeline: photo.NewPipeline(2),
+		Pipeline: photo.NewPipeline(photo.DefaultBudget, photo.DefaultWait),
 		Now:      func() time.Time { return now },
 	}
 }

@@ -34,7 +34,7 @@ func TestDataSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &user.User{ID: "sub-1", Email: "a@example.com", Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)}
-	if err := user.NewStore(env.DynamoDB, tables.Users.Name).Create(ctx, want); err != nil {
+	if err := user.NewStore(env.DynamoDB, tables.Users.Name, time.Now).Create(ctx, want); err != nil {
 		t.Fatal(err)
 	}
 	_, err = env.S3.PutObject(ctx, &s3.PutObjectInput{
@@ -53,7 +53,7 @@ func TestDataSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	got, err := user.NewStore(env.DynamoDB, tables.Users.Name).Get(ctx, "sub-1")
+	got, err := user.NewStore(env.DynamoDB, tables.Users.Name, time.Now).Get(ctx, "sub-1")
 	if err != nil {
 		t.Fatalf("users row after restart: %v", err)
 	}

@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	smithymw "github.com/aws/smithy-go/middleware"
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/dynamo"
@@ -19,74 +24,205 @@ import (
 )
 
 // serveLoop serves req with h until the benchmark ends, checking the status.
+// Responses go to a sink.
 func serveLoop(b *testing.B, h http.Handler, req *http.Request, want int) {
 	b.ReportAllocs()
+	w := &sink{}
 	for b.Loop() {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != want {
-			b.Fatalf("status %d, want %d", rec.Code, want)
+		w.reset()
+		h.ServeHTTP(w, req)
+		if w.code != want {
+			b.Fatalf("status %d, want %d", w.code, want)
 		}
 	}
 }
 
+// sink is the ResponseWriter of the handler benchmarks: a fresh header map
+// per request, as net/http's server gives each, and the body copied into a
+// buffer reused across requests, as a socket's send buffer would take it,
+// so a benchmark measures the handler and the copy, not a recorder's
+// buffer growth.
+type sink struct {
+	h    http.Header
+	code int
+	body []byte
+}
+
+func (s *sink) reset() { s.h, s.code, s.body = http.Header{}, 0, s.body[:0] }
+
+func (s *sink) Header() http.Header { return s.h }
+
+func (s *sink) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+}
+
+func (s *sink) Write(p []byte) (int, error) {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	s.body = append(s.body, p...)
+	return len(p), nil
+}
+
 // BenchmarkMonthPage renders a month of 90 meals through the whole handler
-// stack: session, guard GetItem, one Query against the in-process emulator,
-// grouping and the template. Allocations include the emulator's, which runs
-// in the same process.
+// stack: session, guard, one Query, grouping and the template.
+//   - emulator: the Query goes to the in-process emulator, whose work
+//     (HTTP, JSON, its own allocations) runs in the same process and counts;
+//   - app: an SDK middleware answers the Query with the emulator's answer,
+//     recorded once, before it is serialised: what is left is the app's
+//     own cost (handler, unmarshalling the items, template).
 func BenchmarkMonthPage(b *testing.B) {
-	app, c := signedIn(b)
+	q := &cannedQuery{}
+	app := apptest.New(b, apptest.Options{Log: io.Discard, DynamoOptions: []func(*dynamodb.Options){q.option}})
+	c := app.Client()
+	c.SignIn(admin)
 	owner := localenv.Subject(admin)
 	var items []map[string]types.AttributeValue
 	for i := 0; i < 90; i++ {
 		items = append(items, mealItem(owner, fmt.Sprintf("2026-09-%02d", i%30+1), fmt.Sprintf("%02d%02d00-%06x", 6+i/30*6, i%60, i)))
 	}
 	batchPut(b, app, items)
-	serveLoop(b, app.Handler, c.ServerRequest("/meals?month=2026-09"), http.StatusOK)
+	req := c.ServerRequest("/meals?month=2026-09")
+	w := &sink{}
+	w.reset()
+	if app.Handler.ServeHTTP(w, req); w.code != http.StatusOK { // records the Query's answer
+		b.Fatalf("month page = %d", w.code)
+	}
+	b.Run("emulator", func(b *testing.B) {
+		serveLoop(b, app.Handler, req, http.StatusOK)
+	})
+	b.Run("app", func(b *testing.B) {
+		q.replay.Store(true)
+		defer q.replay.Store(false)
+		serveLoop(b, app.Handler, req, http.StatusOK)
+		if n := q.replayed.Load(); n < int64(b.N) {
+			b.Fatalf("%d Queries replayed for %d pages", n, b.N)
+		}
+	})
 }
 
-// BenchmarkOwnerPhoto serves a cached thumbnail to its owner through the
-// whole stack (read-only session, guard GetItem, cache, ETag) as 200 and as
-// 304, and reports each as a multiple of a bare http.ServeContent handler
-// serving the same bytes, measured in the same run ("x-bare").
+// cannedQuery records the last Query answer the emulator gave and, while
+// replay is set, answers every Query with it at the SDK's first step,
+// before anything is serialised or sent.
+type cannedQuery struct {
+	mu       sync.Mutex
+	last     *dynamodb.QueryOutput
+	replay   atomic.Bool
+	replayed atomic.Int64
+}
+
+func (q *cannedQuery) option(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(stack *smithymw.Stack) error {
+		return stack.Initialize.Add(smithymw.InitializeMiddlewareFunc("cannedQuery",
+			func(ctx context.Context, in smithymw.InitializeInput, next smithymw.InitializeHandler) (smithymw.InitializeOutput, smithymw.Metadata, error) {
+				if _, ok := in.Parameters.(*dynamodb.QueryInput); !ok {
+					return next.HandleInitialize(ctx, in)
+				}
+				if q.replay.Load() {
+					q.mu.Lock()
+					out := *q.last
+					q.mu.Unlock()
+					q.replayed.Add(1)
+					return smithymw.InitializeOutput{Result: &out}, smithymw.Metadata{}, nil
+				}
+				out, md, err := next.HandleInitialize(ctx, in)
+				if r, ok := out.Result.(*dynamodb.QueryOutput); ok && err == nil {
+					q.mu.Lock()
+					q.last = r
+					q.mu.Unlock()
+				}
+				return out, md, err
+			}), smithymw.Before)
+	})
+}
+
+// BenchmarkOwnerPhoto serves a cached photo to its owner through the
+// whole stack (middleware, access log as JSON, session lookup, guard,
+// cache, ETag), the thumbnail and the display copy of phone-portrait.jpg,
+// as 200 and as 304, and a bare http.ServeContent handler serving the same
+// bytes with the same ETag. The two alternate request by request, so
+// whatever else the machine is doing slows both alike. It reports:
+//   - ns/op: one owner request plus one bare request, timed together;
+//   - owner-ns, bare-ns: each's own time per request;
+//   - x-bare: the owner path's speed as a fraction of the bare handler's
+//     (bare time ÷ owner time): 1 is as fast as serving the bytes, 0.5
+//     twice as slow. It is the median over batches of ratioBatch request
+//     pairs, so a burst of other work on a shared machine moves it less
+//     than the totals. Targets (issue "Hot paths at the limit"): ≥ 0.7 for
+//     200, ≥ 0.5 for 304;
+//   - owner-allocs: allocations of one owner request (bare's: bare-allocs).
 func BenchmarkOwnerPhoto(b *testing.B) {
-	app, c := signedIn(b)
-	if resp := upload(c, "/meals", "small.jpg", apptest.Photo(b, "small.jpg")); resp.StatusCode != http.StatusSeeOther {
+	const ratioBatch = 64
+	app := apptest.New(b, apptest.Options{Log: io.Discard})
+	c := app.Client()
+	c.SignIn(admin)
+	if resp := upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(b, "phone-portrait.jpg")); resp.StatusCode != http.StatusSeeOther {
 		b.Fatalf("upload = %d", resp.StatusCode)
 	}
 	m := allMeals(b, app, admin)[0]
-	body := []byte(c.Get(m.ThumbURL()).Body) // now cached
-	etag := `"` + m.PhotoV.Tag() + `-thumb"`
-
-	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "image/jpeg")
-		w.Header().Set("ETag", etag)
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
-	})
-	request := func(inm string) *http.Request {
-		req := c.ServerRequest(m.ThumbURL())
-		if inm != "" {
-			req.Header.Set("If-None-Match", inm)
+	for _, copy := range []struct {
+		name, url, etag string
+	}{
+		{"thumb", m.ThumbURL(), `"` + m.PhotoV.Tag() + `-thumb"`},
+		{"display", m.DisplayURL(), `"` + m.PhotoV.Tag() + `-display"`},
+	} {
+		body := []byte(c.Get(copy.url).Body) // now cached
+		bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "image/jpeg")
+			w.Header().Set("ETag", copy.etag)
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+		})
+		for _, tc := range []struct {
+			name string
+			inm  string
+			want int
+		}{{"200", "", http.StatusOK}, {"304", copy.etag, http.StatusNotModified}} {
+			req := c.ServerRequest(copy.url)
+			if tc.inm != "" {
+				req.Header.Set("If-None-Match", tc.inm)
+			}
+			b.Run(copy.name+"-"+tc.name, func(b *testing.B) {
+				w := &sink{}
+				serve := func(h http.Handler) time.Duration {
+					w.reset()
+					start := time.Now()
+					h.ServeHTTP(w, req)
+					d := time.Since(start)
+					if w.code != tc.want {
+						b.Fatalf("status %d, want %d", w.code, tc.want)
+					}
+					return d
+				}
+				allocs := func(h http.Handler) float64 {
+					return testing.AllocsPerRun(100, func() { serve(h) })
+				}
+				ownerAllocs, bareAllocs := allocs(app.Handler), allocs(bare)
+				var owner, plain, batchOwner, batchPlain time.Duration
+				var ratios []float64
+				i := 0
+				for b.Loop() {
+					p, o := serve(bare), serve(app.Handler)
+					plain, owner = plain+p, owner+o
+					batchPlain, batchOwner = batchPlain+p, batchOwner+o
+					if i++; i%ratioBatch == 0 {
+						ratios = append(ratios, float64(batchPlain)/float64(batchOwner))
+						batchPlain, batchOwner = 0, 0
+					}
+				}
+				n := float64(b.N)
+				b.ReportMetric(float64(owner.Nanoseconds())/n, "owner-ns")
+				b.ReportMetric(float64(plain.Nanoseconds())/n, "bare-ns")
+				if len(ratios) == 0 { // a run too short for one batch
+					ratios = append(ratios, float64(plain)/float64(owner))
+				}
+				slices.Sort(ratios)
+				b.ReportMetric(ratios[len(ratios)/2], "x-bare")
+				b.ReportMetric(ownerAllocs, "owner-allocs")
+				b.ReportMetric(bareAllocs, "bare-allocs")
+			})
 		}
-		return req
-	}
-	// Each bare run is measured right before the owner run it is compared
-	// with; sub-benchmarks run in order.
-	var bareNs float64
-	perOp := func(b *testing.B) float64 { return float64(b.Elapsed().Nanoseconds()) / float64(b.N) }
-	for _, tc := range []struct {
-		name string
-		inm  string
-		want int
-	}{{"200", "", http.StatusOK}, {"304", etag, http.StatusNotModified}} {
-		b.Run("bare-"+tc.name, func(b *testing.B) {
-			serveLoop(b, bare, request(tc.inm), tc.want)
-			bareNs = perOp(b)
-		})
-		b.Run("owner-"+tc.name, func(b *testing.B) {
-			serveLoop(b, app.Handler, request(tc.inm), tc.want)
-			b.ReportMetric(perOp(b)/bareNs, "x-bare")
-		})
 	}
 }
 

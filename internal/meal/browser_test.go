@@ -1,7 +1,9 @@
 package meal_test
 
 import (
+	"bytes"
 	"context"
+	"image/png"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"ndiro/internal/apptest"
+	"ndiro/internal/meal"
 )
 
 // TestBrowserPhotoCaching drives headless Chromium through the app: sign
@@ -122,6 +125,83 @@ func checkUpright(t *testing.T, ctx context.Context, selector string) {
 	for i, l := range res.Others {
 		if l >= 110 {
 			t.Errorf("%s corner %d luma %.0f, want < 110 (image turned or mirrored)", selector, i, l)
+		}
+	}
+}
+
+// TestBrowserWideGamut uploads wide-gamut-p3.jpg (Display P3 pixels and
+// profile) through the add form in headless Chromium, opens its stored
+// thumbnail and reads the screen: each swatch's centre must show within a
+// few levels of its colour-managed sRGB value (testdata/photos/README.md),
+// not the raw values a copy without its profile shows, such as
+// (234,51,35) for the red.
+func TestBrowserWideGamut(t *testing.T) {
+	t.Parallel()
+	// An sRGB screen, whatever the machine.
+	ctx := apptest.Browser(t, 800, 600, 2*time.Minute, chromedp.Flag("force-color-profile", "srgb"))
+	app := apptest.New(t)
+
+	file := filepath.Join(apptest.PhotosDir(t), "wide-gamut-p3.jpg")
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(app.URL+"/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), admin),
+		chromedp.Submit(chromedp.CSS(`#email`)),
+		chromedp.WaitVisible(chromedp.CSS(`#empty`)),
+		chromedp.Navigate(app.URL+"/meals/new"),
+		chromedp.WaitReady(chromedp.CSS(`#photo`)),
+		chromedp.SetUploadFiles(chromedp.CSS(`#photo`), []string{file}),
+		chromedp.Click(chromedp.CSS(`form.meal-form button[type=submit]`)),
+		// Saved: the page script opens the month (or the capture-time offer).
+		chromedp.WaitVisible(chromedp.CSS(`.flash, #taken-offer`)),
+	)
+	if err != nil {
+		t.Fatalf("sign in and add a meal: %v", err)
+	}
+	var ms []meal.Meal
+	for deadline := time.Now().Add(time.Minute); len(ms) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		ms = allMeals(t, app, admin)
+	}
+	if len(ms) != 1 || !ms[0].HasPhoto() || ms[0].ThumbW != 480 || ms[0].ThumbH != 320 {
+		t.Fatalf("meals after the upload: %+v, want one with a 480x320 thumbnail", ms)
+	}
+
+	// The thumbnail alone, as Chromium shows an image: where it sits, then
+	// the screen's pixels.
+	type box struct{ X, Y, W, H float64 }
+	if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+ms[0].ThumbURL()),
+		chromedp.Poll[chromedp.Void](`document.images.length === 1 && document.images[0].complete`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("open the thumbnail: %v", err)
+	}
+	at, err := chromedp.Run(ctx, chromedp.Evaluate[box](`(() => { const r = document.images[0].getBoundingClientRect(); return {X: r.x, Y: r.y, W: r.width, H: r.height}; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sw := range []struct {
+		name    string
+		x, y    float64 // centre in the 1200x800 original
+		r, g, b int
+	}{
+		{"red", 300, 400, 255, 0, 0},
+		{"orange", 900, 400, 200, 120, 80},
+		{"green", 600, 690, 0, 255, 0},
+	} {
+		px, py := int(at.X+sw.x/1200*at.W), int(at.Y+sw.y/800*at.H)
+		r, g, b, _ := screen.At(px, py).RGBA()
+		got := [3]int{int(r >> 8), int(g >> 8), int(b >> 8)}
+		for i, want := range [3]int{sw.r, sw.g, sw.b} {
+			if d := got[i] - want; d < -6 || d > 6 {
+				t.Errorf("%s swatch on screen at (%d,%d) = %v, want within 6 levels of (%d,%d,%d)", sw.name, px, py, got, sw.r, sw.g, sw.b)
+				break
+			}
 		}
 	}
 }

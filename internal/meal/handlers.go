@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"ndiro/internal/limit"
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
@@ -23,9 +21,11 @@ const (
 	// MaxFormBytes caps a meal form's request body: a phone photo plus
 	// fields. A larger body is refused with 413 before the handler runs.
 	MaxFormBytes = 25 << 20
-	// FormMemory is how many bytes of the photo are kept in memory while
-	// the form is read; the rest goes to a temporary file.
-	FormMemory = 8 << 20
+	// FormMemory is how much of a multipart form is kept in memory;
+	// larger parts (photos) are spooled to temp files (os.TempDir): twenty
+	// phone photos arriving at once would otherwise hold 50 MB before any
+	// of them is decoded.
+	FormMemory = 256 << 10
 )
 
 // Photo uploads (a new meal or an edit carrying a photo) are limited per
@@ -250,8 +250,8 @@ var errFormNotRead = errors.New("meal: form not read: the route needs web.Form (
 
 // keyFromURL reads and checks the {date} and {meal_id} URL parameters.
 func keyFromURL(r *http.Request) (Date, string, bool) {
-	d, err := ParseDate(chi.URLParam(r, "date"))
-	id := chi.URLParam(r, "meal_id")
+	d, err := ParseDate(r.PathValue("date"))
+	id := r.PathValue("meal_id")
 	if _, err2 := ParseID(id); err != nil || err2 != nil {
 		return Date{}, "", false
 	}

@@ -44,11 +44,26 @@ func ParseDate(s string) (Date, error) {
 	if len(s) != 10 || s[4] != '-' || s[7] != '-' || !digits(s[:4]) || !digits(s[5:7]) || !digits(s[8:]) {
 		return Date{}, ErrBadDate
 	}
-	t, err := time.Parse(time.DateOnly, s)
-	if err != nil || t.Year() < MinYear || t.Year() > MaxYear {
+	y := atoi2(s[:2])*100 + atoi2(s[2:4])
+	m, d := atoi2(s[5:7]), atoi2(s[8:])
+	if y < MinYear || y > MaxYear || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
 		return Date{}, ErrBadDate
 	}
-	return Date{t}, nil
+	return Date{time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)}, nil
+}
+
+// daysIn returns the number of days of month m (1–12) of year y.
+func daysIn(y, m int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // DateOf returns the calendar date of t in t's location.
@@ -166,8 +181,8 @@ func ParseID(id string) (TimeOfDay, error) {
 	if len(id) != 13 || id[6] != '-' || !digits(id[:6]) || !lowerHex(id[7:]) {
 		return TimeOfDay{}, ErrBadMealID
 	}
-	t, err := ParseTimeOfDay(id[:2] + ":" + id[2:4] + ":" + id[4:6])
-	if err != nil {
+	t := TimeOfDay{atoi2(id[:2]), atoi2(id[2:4]), atoi2(id[4:6])}
+	if t.h > 23 || t.m > 59 || t.s > 59 {
 		return TimeOfDay{}, ErrBadMealID
 	}
 	return t, nil

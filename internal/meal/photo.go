@@ -3,8 +3,8 @@ package meal
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -64,25 +64,28 @@ func hasPhoto(r *http.Request) bool {
 // readUpload returns the photo a submitted form brings: a chosen file run
 // through the pipeline, or else the upload kept from an earlier submission
 // (f.Pending). A refused file, or a kept upload that has expired, becomes
-// the form's "photo" message; only failures of ours are errors. The zero
-// upload means no photo.
-func (h *Handler) readUpload(r *http.Request, f *Form, now time.Time) (upload, error) {
+// the form's "photo" message; only failures of ours, and a pipeline too
+// busy to take the photo in time (a 503 with Retry-After, errBusy), are
+// errors. The zero upload means no photo.
+func (h *Handler) readUpload(w http.ResponseWriter, r *http.Request, f *Form, now time.Time) (upload, error) {
 	up := upload{taken: f.TakenAt(now)}
 	if r.MultipartForm != nil {
 		for _, fh := range r.MultipartForm.File["photo"] {
 			if fh.Filename == "" {
 				continue // an input left empty
 			}
+			// A photo over parseForm's memory share is a temp file: the
+			// pipeline reads it from there, so uploads waiting for their
+			// turn to decode hold no memory.
 			file, err := fh.Open()
 			if err != nil {
 				return up, err
 			}
-			data, err := io.ReadAll(file)
+			proc, err := h.pipeline.ProcessAt(r.Context(), file, fh.Size)
 			file.Close()
-			if err != nil {
-				return up, err
+			if errors.Is(err, photo.ErrBusy) {
+				return up, errBusy(w)
 			}
-			proc, err := h.pipeline.Process(r.Context(), data)
 			if err != nil {
 				msg, ok := photoMessage(err)
 				if !ok {
@@ -130,9 +133,27 @@ func (h *Handler) keep(r *http.Request, f *Form, up *upload) error {
 	return nil
 }
 
+// busyRetryAfter is the Retry-After of errBusy, in seconds.
+const busyRetryAfter = "30"
+
+// errBusy is the 503 for an upload that waited the pipeline's whole wait
+// for memory to decode in: nothing was saved, and the page says so.
+func errBusy(w http.ResponseWriter) error {
+	w.Header().Set("Retry-After", busyRetryAfter)
+	return &web.Error{Status: http.StatusServiceUnavailable, Title: "Too busy to read your photo",
+		Msg: "ndiro is reading many photos at the moment and could not get to yours in time, so nothing was saved. Go back, wait half a minute and send the form again.",
+		Err: photo.ErrBusy}
+}
+
 // photoMessage words a pipeline refusal for the form.
 func photoMessage(err error) (string, bool) {
-	for _, e := range []error{photo.ErrEmpty, photo.ErrUnsupported, photo.ErrHEIC, photo.ErrTooLarge, photo.ErrDamaged} {
+	var mem *photo.MemoryError
+	if errors.As(err, &mem) {
+		msg := mem.Error()
+		return strings.ToUpper(msg[:1]) + msg[1:] + ".", true
+	}
+	for _, e := range []error{photo.ErrEmpty, photo.ErrUnsupported, photo.ErrHEIFBrand, photo.ErrTooLarge, photo.ErrDamaged,
+		photo.ErrHEICUnavailable, photo.ErrHEICTimeout, photo.ErrHEICMemory, photo.ErrHEICFailed} {
 		if errors.Is(err, e) {
 			msg := e.Error()
 			return strings.ToUpper(msg[:1]) + msg[1:] + ".", true
@@ -142,25 +163,64 @@ func photoMessage(err error) (string, bool) {
 }
 
 // Photo serves the signed-in owner's photo /photo/{date}/{meal_id}?v=…
-// (&size=thumb). The key is built from the session's user, so another
-// owner's date and meal ID name an object that does not exist: 404, even
-// when that photo is in the cache.
-func (h *Handler) Photo(w http.ResponseWriter, r *http.Request) error {
-	d, id, ok := keyFromURL(r)
-	size, sizeOK := photo.ParseSize(r.URL.Query().Get("size"))
-	if !ok || !sizeOK {
+// (&size=thumb) to uid, the user the photo guard (auth.Handler.PhotoOwner)
+// found in the session; it reads date and meal ID from r.URL.Path itself
+// (the route is matched in front of the router, server.New). The key is
+// built from uid, so another owner's date and meal ID name an object that
+// does not exist: 404, even when that photo is in the cache.
+func (h *Handler) Photo(w http.ResponseWriter, r *http.Request, uid string) error {
+	rest, _ := strings.CutPrefix(r.URL.Path, "/photo/")
+	date, id, _ := strings.Cut(rest, "/")
+	_, derr := ParseDate(date)
+	_, ierr := ParseID(id)
+	v, sizeParam := photoQuery(r.URL)
+	size, sizeOK := photo.ParseSize(sizeParam)
+	if derr != nil || ierr != nil || !sizeOK {
 		return errNoPhoto
 	}
-	uid := user.ID(r.Context())
-	err := h.server.Serve(w, r, uid, photo.Key(uid, d.String(), id, size), r.URL.Query().Get("v"), photo.OwnerCacheControl)
+	// The date as in the path: ParseDate accepted it, so it is canonical.
+	err := h.server.Serve(w, r, uid, photo.Key(uid, date, id, size), v, photo.OwnerCacheControl)
 	if photo.IsNotFound(err) {
 		return errNoPhoto
 	}
 	return err
 }
 
+// photoQuery returns the ?v= and ?size= parameters of a photo URL. The
+// URLs ndiro writes ("v=0123456789ab&size=thumb") are read without
+// building a url.Values map; anything else (escapes, repeats) goes
+// through url.ParseQuery, so the result is the same (first value wins).
+func photoQuery(u *url.URL) (v, size string) {
+	raw := u.RawQuery
+	var seenV, seenSize bool
+	for i := 0; i < len(raw); {
+		j := i
+		for j < len(raw) && raw[j] != '&' {
+			switch raw[j] {
+			case '%', '+', ';':
+				q := u.Query()
+				return q.Get("v"), q.Get("size")
+			}
+			j++
+		}
+		kv := raw[i:j]
+		i = j + 1
+		switch {
+		case !seenV && len(kv) >= 2 && kv[:2] == "v=":
+			v, seenV = kv[2:], true
+		case !seenV && kv == "v":
+			seenV = true
+		case !seenSize && len(kv) >= 5 && kv[:5] == "size=":
+			size, seenSize = kv[5:], true
+		case !seenSize && kv == "size":
+			seenSize = true
+		}
+	}
+	return v, size
+}
+
 // PendingPhoto serves a copy of the signed-in owner's kept upload
-// /photo/pending/{token}(?size=thumb), for the corrected form to show. It
+// /meals/pending/{token}(?size=thumb), for the corrected form to show. It
 // is short-lived: not cached anywhere.
 func (h *Handler) PendingPhoto(w http.ResponseWriter, r *http.Request) error {
 	size, ok := photo.ParseSize(r.URL.Query().Get("size"))

@@ -3,8 +3,10 @@ package meal_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -74,11 +76,12 @@ func TestUploadFixtures(t *testing.T) {
 		{file: "small.jpg"},
 		{file: "screenshot.png", body: smallPNG, portrait: true},
 		{file: "photo.webp"},
-		{file: "not-an-image.jpg", msg: "not a JPEG, PNG or WebP image"},
+		{file: "wide-gamut-p3.jpg"},
+		{file: "big-16bit.png", body: bigPNGHeader, msg: "too large to read: at 7000 × 7000 pixels with 16-bit colour with transparency it needs 445 MB of memory"},
+		{file: "not-an-image.jpg", msg: "not a JPEG, PNG, WebP or HEIC image"},
 		{file: "truncated.jpg", msg: "damaged or incomplete"},
 		{file: "empty.jpg", msg: "The photo file is empty"},
 		{file: "bomb.png", msg: "too large"},
-		{file: "photo.heic", msg: "JPEG, PNG and WebP"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
@@ -149,6 +152,52 @@ func TestUploadFixtures(t *testing.T) {
 				t.Errorf("thumbnail src=%q width=%q alt=%q", src, w, alt)
 			}
 		})
+	}
+}
+
+// bigPNGHeader is the header of a 7000×7000 16-bit RGBA PNG (and nothing
+// more): the pipeline refuses it from the memory its decode would need.
+func bigPNGHeader(testing.TB) []byte {
+	var ihdr [13]byte
+	binary.BigEndian.PutUint32(ihdr[0:], 7000)
+	binary.BigEndian.PutUint32(ihdr[4:], 7000)
+	ihdr[8], ihdr[9] = 16, 6
+	chunk := func(b []byte, typ string, body []byte) []byte {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(body)))
+		b = append(append(b, typ...), body...)
+		return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(append([]byte(typ), body...)))
+	}
+	return chunk(chunk([]byte("\x89PNG\r\n\x1a\n"), "IHDR", ihdr[:]), "IEND", nil)
+}
+
+// TestUploadBusy: with the decode budget spent, an upload waits the
+// configured wait and gets a 503 with Retry-After and a page saying
+// nothing was saved; with the budget back, the same upload goes through.
+func TestUploadBusy(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t, apptest.Options{Env: map[string]string{"NDIRO_UPLOAD_WAIT": "100ms"}})
+	c := app.Client()
+	c.SignIn(admin)
+	release, err := app.Pipeline.Hold(context.Background(), photo.DefaultBudget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"))
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "30" {
+		t.Fatalf("busy upload = %d, Retry-After %q; want 503 with 30", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if got := resp.Text("h1"); got != "Too busy to read your photo" {
+		t.Errorf("heading = %q", got)
+	}
+	if got := resp.Text("main p"); !strings.Contains(got, "nothing was saved") {
+		t.Errorf("message = %q, want it to say nothing was saved", got)
+	}
+	if len(objects(t, app)) != 0 || len(allMeals(t, app, admin)) != 0 {
+		t.Error("a busy upload stored something")
+	}
+	release()
+	if resp := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg")); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("upload after the budget came back = %d, want 303", resp.StatusCode)
 	}
 }
 

@@ -38,7 +38,7 @@ func TestBadFieldKeepsPhoto(t *testing.T) {
 	}
 	tok, _ := doc.Find(`input[name=pending]`).Attr("value")
 	src, _ := doc.Find("#photo-kept img").Attr("src")
-	if tok == "" || src != "/photo/pending/"+tok+"?size=thumb" || !strings.Contains(resp.Text("#photo-kept"), "Photo kept") {
+	if tok == "" || src != "/meals/pending/"+tok+"?size=thumb" || !strings.Contains(resp.Text("#photo-kept"), "Photo kept") {
 		t.Fatalf("kept photo: token %q, img %q, text %q", tok, src, resp.Text("#photo-kept"))
 	}
 	if v, _ := doc.Find(`input[name=default_date]`).Attr("value"); v != "2026-09-01" {

@@ -50,7 +50,7 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	now := h.now()
 	f := FormFrom(r.Form)
 	m, _ := f.Validate(DateOf(now.In(u.Location())))
-	up, err := h.readUpload(r, &f, now)
+	up, err := h.readUpload(w, r, &f, now)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	if f.Date == cur.Date && f.Errors["date"] == MsgFuture {
 		delete(f.Errors, "date") // confirmed when the meal was saved there
 	}
-	up, err := h.readUpload(r, &f, now)
+	up, err := h.readUpload(w, r, &f, now)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 // above the heap before it ("peak-MB", sampled every 200 µs).
 func BenchmarkProcessPortrait(b *testing.B) {
 	data := apptest.Photo(b, "phone-portrait.jpg")
-	p := photo.NewPipeline(1)
+	p := photo.NewPipeline(photo.DefaultBudget, time.Minute)
 	ctx := context.Background()
 	var peak uint64
 	b.ReportAllocs()

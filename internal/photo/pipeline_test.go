@@ -26,6 +26,8 @@ type verdict struct {
 	// whiteCorner: the top-left pixel was transparent and must come out
 	// white, not black.
 	whiteCorner bool
+	// p3: the source is Display P3; both copies carry our profile.
+	p3 bool
 }
 
 // fixtures are decoded in full under the race detector, which makes a
@@ -40,16 +42,19 @@ var fixtures = []verdict{
 	{file: "progressive.jpg", upright: true},
 	{file: "screenshot.png", portrait: true, whiteCorner: true},
 	{file: "photo.webp", upright: true},
+	{file: "wide-gamut-p3.jpg", p3: true, taken: "2025-05-17 12:41:03"},
 	{file: "not-an-image.jpg", err: photo.ErrUnsupported},
 	{file: "truncated.jpg", err: photo.ErrDamaged},
 	{file: "empty.jpg", err: photo.ErrEmpty},
 	{file: "bomb.png", err: photo.ErrTooLarge},
-	{file: "photo.heic", err: photo.ErrHEIC},
+	// HEIC needs the worker: a pipeline without one refuses it clearly
+	// (decoding is TestHEICFixtures, make heic).
+	{file: "photo.heic", err: photo.ErrHEICUnavailable},
 }
 
 func TestProcessFixtures(t *testing.T) {
 	t.Parallel()
-	p := photo.NewPipeline(2)
+	p := photo.NewPipeline(photo.DefaultBudget, time.Minute)
 	for _, tc := range fixtures {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
@@ -69,7 +74,7 @@ func TestProcessFixtures(t *testing.T) {
 				w, h int
 				side int
 			}{{"display", out.Display, out.Width, out.Height, photo.DisplaySide}, {"thumb", out.Thumb, out.ThumbWidth, out.ThumbHeight, photo.ThumbSide}} {
-				checkNoMetadata(t, c.name, c.b)
+				checkNoMetadata(t, c.name, c.b, tc.p3)
 				img, err := jpeg.Decode(bytes.NewReader(c.b))
 				if err != nil {
 					t.Fatalf("%s does not decode as JPEG: %v", c.name, err)
@@ -91,6 +96,9 @@ func TestProcessFixtures(t *testing.T) {
 					t.Errorf("%s: transparent corner became (%d,%d,%d), want white", c.name, r>>8, g>>8, bl>>8)
 				}
 			}
+			if want := map[bool]photo.Gamut{false: photo.GamutSRGB, true: photo.GamutDisplayP3}[tc.p3]; out.Gamut != want {
+				t.Errorf("gamut = %v, want %v", out.Gamut, want)
+			}
 			if tc.maxW > 0 && out.Width > tc.maxW {
 				t.Errorf("display width %d > %d: upscaled", out.Width, tc.maxW)
 			}
@@ -107,9 +115,19 @@ func TestProcessFixtures(t *testing.T) {
 
 // checkNoMetadata walks the JPEG's segments: only the frame, tables and scan
 // may be there (no APP1 EXIF/XMP, no comments), and the GPS coordinates of
-// the fixtures appear nowhere.
-func checkNoMetadata(t *testing.T, name string, b []byte) {
+// the fixtures appear nowhere. The one exception, if p3, is our own Display
+// P3 profile, byte for byte, as the first segment after SOI: no other APP2,
+// and not the upload's profile.
+func checkNoMetadata(t *testing.T, name string, b []byte, p3 bool) {
 	t.Helper()
+	seg := photo.DisplayP3Segment()
+	if p3 {
+		if !bytes.HasPrefix(b[2:], seg) {
+			t.Errorf("%s: no Display P3 profile after SOI", name)
+		} else {
+			b = append(b[:2:2], b[2+len(seg):]...)
+		}
+	}
 	for i := 2; i+4 <= len(b); {
 		if b[i] != 0xFF {
 			t.Fatalf("%s: bad marker at %d", name, i)
@@ -123,7 +141,7 @@ func checkNoMetadata(t *testing.T, name string, b []byte) {
 		}
 		i += 2 + int(b[i+2])<<8 + int(b[i+3])
 	}
-	for _, s := range []string{"Exif", "GPS", "Apple", "iPhone", "samsung", "http://ns.adobe.com"} {
+	for _, s := range []string{"Exif", "GPS", "Apple", "iPhone", "samsung", "http://ns.adobe.com", "ICC_PROFILE"} {
 		if bytes.Contains(b, []byte(s)) {
 			t.Errorf("%s contains %q", name, s)
 		}
@@ -175,7 +193,7 @@ func FuzzProcess(f *testing.F) {
 		}
 	}
 	f.Add([]byte{0xFF, 0xD8, 0xFF})
-	p := photo.NewPipeline(1)
+	p := photo.NewPipeline(photo.DefaultBudget, time.Minute)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, err := p.Process(context.Background(), data)
 		if err != nil {

@@ -24,11 +24,15 @@ const (
 type Server struct {
 	store *Store
 	cache *Cache
+	// Header values every photo response carries, as ready slices: a
+	// cached photo's response then allocates nothing to set them.
+	contentType, ownerCC, recipientCC []string
 }
 
 // NewServer returns a Server reading through cache from store.
 func NewServer(store *Store, cache *Cache) *Server {
-	return &Server{store: store, cache: cache}
+	return &Server{store: store, cache: cache, contentType: []string{"image/jpeg"},
+		ownerCC: []string{OwnerCacheControl}, recipientCC: []string{RecipientCacheControl}}
 }
 
 // Cache returns the server's cache, for the monitor's counters.
@@ -38,22 +42,24 @@ func (s *Server) Cache() *Cache { return s.cache }
 // requested with ?v=wantTag:
 //   - if the stored bytes are that version: 200 (or 206 for a Range, or 304
 //     when If-None-Match matches, including lists and *) with a strong ETag
-//     from the version, cacheControl, image/jpeg and nosniff;
+//     from the version, cacheControl and image/jpeg (nosniff comes from
+//     the app's security headers);
 //   - if wantTag is missing or not the current version: a 302 to the
 //     current version's URL, marked no-store, so an old URL never gets the
 //     long cache and never gets another version's bytes;
 //   - ErrNotFound if there is no such photo.
 func (s *Server) Serve(w http.ResponseWriter, r *http.Request, ownerID, key, wantTag, cacheControl string) error {
-	ctx := r.Context()
-	fetch := func(ctx context.Context) (*Object, error) { return s.store.Get(ctx, ownerID, key) }
-	obj, err := s.cache.Get(ctx, key, fetch)
-	if err != nil {
-		return err
+	obj, ok := s.cache.Peek(key)
+	if !ok {
+		var err error
+		if obj, err = s.cache.Get(r.Context(), key, s.fetcher(ownerID, key)); err != nil {
+			return err
+		}
 	}
-	if obj.Version.Tag() != wantTag {
+	if obj.tagOf() != wantTag {
 		// An old URL, a bad one, or a cache entry that outlived a replace:
 		// S3 decides which version is current.
-		fresh, err := fetch(ctx)
+		fresh, err := s.fetcher(ownerID, key)(r.Context())
 		if err != nil {
 			return err
 		}
@@ -72,13 +78,45 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, ownerID, key, wan
 		}
 		obj = fresh
 	}
+	// Set by key, canonical form, as shared slices: nothing to allocate.
+	// X-Content-Type-Options: nosniff comes from web.SecurityHeaders, on
+	// every response of the app.
 	h := w.Header()
-	h.Set("Content-Type", "image/jpeg")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", cacheControl)
-	h.Set("ETag", `"`+wantTag+"-"+sizeOfKey(key)+`"`)
+	h["Content-Type"] = s.contentType
+	switch cacheControl {
+	case OwnerCacheControl:
+		h["Cache-Control"] = s.ownerCC
+	case RecipientCacheControl:
+		h["Cache-Control"] = s.recipientCC
+	default:
+		h.Set("Cache-Control", cacheControl)
+	}
+	if obj.etag != nil {
+		h["Etag"] = obj.etag
+	} else {
+		h.Set("ETag", etag(wantTag, key))
+	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(obj.Body))
 	return nil
+}
+
+// fetcher reads the copy at key, under ownerID's prefix, from the bucket.
+func (s *Server) fetcher(ownerID, key string) func(context.Context) (*Object, error) {
+	return func(ctx context.Context) (*Object, error) { return s.store.Get(ctx, ownerID, key) }
+}
+
+// tagOf returns o's version tag, worked out when it was read if it was.
+func (o *Object) tagOf() string {
+	if o.tag != "" {
+		return o.tag
+	}
+	return o.Version.Tag()
+}
+
+// etag is the strong ETag of the copy at key under version tag:
+// "tag-thumb" or "tag-display", quotes included.
+func etag(tag, key string) string {
+	return `"` + tag + "-" + sizeOfKey(key) + `"`
 }
 
 func sizeOfKey(key string) string {

@@ -47,7 +47,7 @@ func Key(userID, date, mealID string, size Size) string {
 	if size == SizeThumb {
 		ext = ".thumb.jpg"
 	}
-	return UserPrefix(userID) + "meals/" + date + "/" + mealID + ext
+	return "users/" + userID + "/meals/" + date + "/" + mealID + ext // one allocation
 }
 
 // UserPrefix returns "users/{userID}/", under which all of a user's photos
@@ -107,6 +107,11 @@ const metaVersion = "photo-v"
 type Object struct {
 	Body    []byte
 	Version Version
+	// tag is Version.Tag() and etag the ETag header value for the copy,
+	// worked out once when the object is read, not on every request that
+	// serves it from the cache; "" / nil on objects made elsewhere.
+	tag  string
+	etag []string
 }
 
 // Store reads and writes photo objects in the private bucket.
@@ -155,7 +160,8 @@ func (s *Store) Get(ctx context.Context, ownerID, key string) (*Object, error) {
 		return nil, fmt.Errorf("photo: get: read: %w", err)
 	}
 	v, _ := strconv.ParseInt(metadata(out.Metadata, metaVersion), 10, 64)
-	return &Object{Body: body, Version: Version(v)}, nil
+	tag := Version(v).Tag()
+	return &Object{Body: body, Version: Version(v), tag: tag, etag: []string{etag(tag, key)}}, nil
 }
 
 // Stream copies the object key, which must lie under ownerID's prefix

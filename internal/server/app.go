@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os/exec"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -36,6 +37,9 @@ type Backends struct {
 	// Provider is the OIDC identity provider (Google, another provider, or
 	// the local mock).
 	Provider auth.Provider
+	// HEICWorker, if set, makes the command that runs the HEIC decoder
+	// worker; nil runs this executable as "ndiro heic-worker".
+	HEICWorker func() *exec.Cmd
 	// Clock, if set, is what background work (the monitor's paced reads)
 	// waits on; nil is the wall clock, with Build's now.
 	Clock limit.Clock
@@ -69,16 +73,16 @@ type App struct {
 	Meals    *meal.Store
 	Shares   *share.Store
 	Photos   *photo.Server
+	// Pipeline decodes uploads against the decode budget.
+	Pipeline *photo.Pipeline
+	// HEIC runs HEIC decodes in the worker process; Close it at shutdown.
+	HEIC *photo.HEICDecoder
 	// Deletions runs account deletions; start-up resumes those a stop
 	// interrupted (ResumeAll).
 	Deletions *account.Deleter
 	// Monitor counts what the app holds and checks for orphans.
 	Monitor *admin.Monitor
 }
-
-// decodeSlots is how many photo uploads are decoded at once: one per core
-// of the 2-core machines ndiro targets; a decode holds ~50 MB.
-const decodeSlots = 2
 
 // Build constructs every store and handler from cfg and b and returns the
 // routed handler. now is the clock every rule uses (time.Now outside tests).
@@ -105,18 +109,28 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	sessions.Cookie.HttpOnly = true
 	sessions.Cookie.SameSite = http.SameSiteLaxMode
 	sessions.Cookie.Secure = cfg.Mode != config.ModeLocal
+	sessions.Codec = auth.SessionCodec{} // strings only; gob costs ~20 µs a request
 	sessions.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { pages.Error(w, r, err) }
 
-	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name)
+	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name, now)
 	invites := invite.NewStore(b.DynamoDB, b.Tables.Invites.Name)
 	meals := meal.NewStore(b.DynamoDB, b.Tables.Meals.Name)
-	shares := share.NewStore(b.DynamoDB, b.Tables.Shares.Name)
+	shares := share.NewStore(b.DynamoDB, b.Tables.Shares.Name, now)
 	photos := photo.NewStore(b.S3, b.Bucket)
 	photoServer := photo.NewServer(photos, photo.NewCache(cfg.PhotoCacheBytes))
 	gate := &user.Gate{}
+	budget, wait := cfg.DecodeBudget, cfg.UploadWait
+	if budget == 0 {
+		budget = photo.DefaultBudget
+	}
+	if wait == 0 {
+		wait = photo.DefaultWait
+	}
+	heic := photo.NewHEICDecoder(b.HEICWorker, photo.DefaultHEICLimits(), wait, log)
+	pipeline := photo.NewPipeline(budget, wait).WithHEIC(heic)
 	photoCache := photoServer.Cache()
 	monitor := admin.NewMonitor(admin.MonitorDeps{
-		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache,
+		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache, HEIC: heic.Status,
 		Clock: b.clock(now), Mode: string(cfg.Mode), Log: log,
 	})
 	deleter := account.NewDeleter(account.DeleterDeps{
@@ -165,7 +179,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Users:    users,
 			Photos:   photos,
 			Server:   photoServer,
-			Pipeline: photo.NewPipeline(decodeSlots),
+			Pipeline: pipeline,
 			Pages:    pages,
 			Now:      now,
 			Log:      log,
@@ -203,5 +217,5 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		}),
 		HSTS: cfg.Mode == config.ModeAWS,
 	})
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Deletions: deleter, Monitor: monitor}, nil
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor}, nil
 }

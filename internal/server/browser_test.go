@@ -138,7 +138,7 @@ func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // of phone photos) and one display copy. Made once per test binary: under
 // the race detector each takes a second or two.
 var browserPhotos = sync.OnceValues(func() (*photoSet, error) {
-	p := photo.NewPipeline(2)
+	p := photo.NewPipeline(photo.DefaultBudget, photo.DefaultWait)
 	set := &photoSet{}
 	for i := range 3 {
 		b, err := demo.FoodPhoto(uint64(i+1), 640, 480)

@@ -79,8 +79,9 @@ func TestRevokeStopsCachedPhoto(t *testing.T) {
 	}
 }
 
-// setStatus writes a users row's status directly, as account deletion (a
-// later feature) will.
+// setStatus writes a users row's status directly, as an edit made outside
+// the app (the console) would: the app's cache sees it only once its entry
+// lapses (user.CacheTTL).
 func setStatus(t *testing.T, app *apptest.App, email string, status user.Status) {
 	t.Helper()
 	_, err := app.Env.DynamoDB.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
@@ -106,8 +107,20 @@ func TestStoppedLinks(t *testing.T) {
 		want int
 	}{
 		{"expired", func(t *testing.T, w *world) {}, http.StatusGone},
-		{"owner deleting", func(t *testing.T, w *world) { setStatus(t, w.app, ownerEmail, user.StatusDeleting) }, http.StatusNotFound},
-		{"owner disabled", func(t *testing.T, w *world) { setStatus(t, w.app, ownerEmail, "disabled") }, http.StatusNotFound},
+		{"owner deleting", func(t *testing.T, w *world) {
+			if _, err := w.app.Users.MarkDeleting(context.Background(), localenv.Subject(ownerEmail), "photos", w.app.Clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}, http.StatusNotFound},
+		{"owner disabled", func(t *testing.T, w *world) {
+			if err := w.app.Users.SetDisabled(context.Background(), localenv.Subject(ownerEmail), true); err != nil {
+				t.Fatal(err)
+			}
+		}, http.StatusNotFound},
+		{"owner disabled outside the app", func(t *testing.T, w *world) {
+			setStatus(t, w.app, ownerEmail, user.StatusDisabled)
+			w.app.Clock.Advance(user.CacheTTL)
+		}, http.StatusNotFound},
 		{"owner gone", func(t *testing.T, w *world) {
 			if err := w.app.Users.Delete(context.Background(), localenv.Subject(ownerEmail)); err != nil {
 				t.Fatal(err)

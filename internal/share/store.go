@@ -20,17 +20,33 @@ import (
 // visit, is one GetItem by token; the owner's and the admin's lists are
 // paged Scans (a handful of shares per owner; CLAUDE.md says why no GSI).
 // Error strings never hold a token: they end up in logs.
+//
+// Every shares write of the process goes through it, so Get reads through
+// a write-through cache (DESIGN.md, sign-in): each write invalidates its
+// item before it starts and when it returns, whatever the outcome, so a
+// revoke stops the very next request; CacheTTL bounds how long an edit
+// made outside the app goes unseen.
 type Store struct {
 	db    *dynamodb.Client
 	table string
+	cache *dynamo.ItemCache[Share]
 	// pageLimit, if set, caps items per Scan page, so tests can check that
 	// scans follow LastEvaluatedKey.
 	pageLimit int32
 }
 
-// NewStore returns a Store on the shares table named table.
-func NewStore(db *dynamodb.Client, table string) *Store {
-	return &Store{db: db, table: table}
+// CacheTTL is how long Store keeps a share it read (or its absence): the
+// longest an edit made outside the app goes unseen.
+const CacheTTL = 5 * time.Second
+
+// cacheSize bounds the shares kept; unknown tokens are refused before a
+// read (token.Valid) and rate-limited per client.
+const cacheSize = 10_000
+
+// NewStore returns a Store on the shares table named table, caching items
+// for CacheTTL by the clock now (time.Now outside tests).
+func NewStore(db *dynamodb.Client, table string, now func() time.Time) *Store {
+	return &Store{db: db, table: table, cache: dynamo.NewItemCache[Share](CacheTTL, cacheSize, now)}
 }
 
 // Create writes sh as a new share under a fresh token (attribute_not_exists,
@@ -43,10 +59,13 @@ func (s *Store) Create(ctx context.Context, sh Share) (*Share, error) {
 	if err != nil {
 		return nil, fmt.Errorf("share: create: encode: %w", err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.table),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(share_token)"),
+	err = s.cache.Write(sh.Token, func() error {
+		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:           aws.String(s.table),
+			Item:                item,
+			ConditionExpression: aws.String("attribute_not_exists(share_token)"),
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("share: create: %w", err)
@@ -54,13 +73,22 @@ func (s *Store) Create(ctx context.Context, sh Share) (*Share, error) {
 	return &sh, nil
 }
 
-// Get returns the share named tok with one strongly consistent GetItem
-// (a revoke must stop the very next request), or ErrNotFound. A string
-// that cannot be a token is ErrNotFound without a read.
+// Get returns a copy of the share named tok, or ErrNotFound: from the
+// cache, else with one strongly consistent GetItem (a revoke must stop the
+// very next request), whose result the cache keeps unless a write
+// overlapped it. A string that cannot be a token is ErrNotFound without a
+// read.
 func (s *Store) Get(ctx context.Context, tok string) (*Share, error) {
 	if !token.Valid(tok) {
 		return nil, fmt.Errorf("share: get: %w", ErrNotFound)
 	}
+	if sh, found, ok := s.cache.Get(tok); ok {
+		if !found {
+			return nil, fmt.Errorf("share: get: %w", ErrNotFound)
+		}
+		return &sh, nil
+	}
+	gen := s.cache.Begin()
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            key(tok),
@@ -70,12 +98,14 @@ func (s *Store) Get(ctx context.Context, tok string) (*Share, error) {
 		return nil, fmt.Errorf("share: get: %w", err)
 	}
 	if len(out.Item) == 0 {
+		s.cache.Put(tok, gen, Share{}, false)
 		return nil, fmt.Errorf("share: get: %w", ErrNotFound)
 	}
 	var sh Share
 	if err := attributevalue.UnmarshalMap(out.Item, &sh); err != nil {
 		return nil, fmt.Errorf("share: get: decode: %w", err)
 	}
+	s.cache.Put(tok, gen, sh, true)
 	return &sh, nil
 }
 
@@ -86,7 +116,7 @@ func (s *Store) Revoke(ctx context.Context, tok, ownerID string) error {
 	if !token.Valid(tok) || ownerID == "" {
 		return fmt.Errorf("share: revoke: %w", ErrNotFound)
 	}
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	err := s.deleteItem(ctx, tok, &dynamodb.DeleteItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(tok),
 		ConditionExpression:       aws.String("owner_id = :o"),
@@ -107,7 +137,7 @@ func (s *Store) RevokeAny(ctx context.Context, tok string) error {
 	if !token.Valid(tok) {
 		return fmt.Errorf("share: revoke: %w", ErrNotFound)
 	}
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	err := s.deleteItem(ctx, tok, &dynamodb.DeleteItemInput{
 		TableName:           aws.String(s.table),
 		Key:                 key(tok),
 		ConditionExpression: aws.String("attribute_exists(share_token)"),
@@ -130,7 +160,7 @@ func (s *Store) RecordOpen(ctx context.Context, tok string, now time.Time) error
 	if !token.Valid(tok) {
 		return fmt.Errorf("share: record open: %w", ErrNotFound)
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	err := s.updateItem(ctx, tok, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.table),
 		Key:                 key(tok),
 		UpdateExpression:    aws.String("ADD open_count :one SET first_opened_at = if_not_exists(first_opened_at, :now), last_opened_at = :now"),
@@ -184,7 +214,13 @@ func (s *Store) DeleteByOwner(ctx context.Context, ownerID string) (int, error) 
 	keys := make([]map[string]types.AttributeValue, len(all))
 	for i, sh := range all {
 		keys[i] = key(sh.Token)
+		s.cache.Invalidate(sh.Token)
 	}
+	defer func() {
+		for _, sh := range all {
+			s.cache.Invalidate(sh.Token)
+		}
+	}()
 	n, err := dynamo.BatchDelete(ctx, s.db, s.table, keys)
 	if err != nil {
 		return n, fmt.Errorf("share: delete by owner: %w", err)
@@ -246,6 +282,24 @@ func (s *Store) countInput(filter *expression.ConditionBuilder) *dynamodb.ScanIn
 		in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues = expr.Filter(), expr.Names(), expr.Values()
 	}
 	return in
+}
+
+// deleteItem runs one DeleteItem of the share tok inside the cache's
+// Write, so its entry is invalidated whatever the outcome.
+func (s *Store) deleteItem(ctx context.Context, tok string, in *dynamodb.DeleteItemInput) error {
+	return s.cache.Write(tok, func() error {
+		_, err := s.db.DeleteItem(ctx, in)
+		return err
+	})
+}
+
+// updateItem runs one UpdateItem of the share tok inside the cache's
+// Write.
+func (s *Store) updateItem(ctx context.Context, tok string, in *dynamodb.UpdateItemInput) error {
+	return s.cache.Write(tok, func() error {
+		_, err := s.db.UpdateItem(ctx, in)
+		return err
+	})
 }
 
 func key(tok string) map[string]types.AttributeValue {

@@ -24,7 +24,7 @@ var t0 = time.Date(2026, 9, 14, 10, 0, 0, 0, time.UTC)
 func newStore(t *testing.T) (*share.Store, *dynamodb.Client, dynamo.Tables) {
 	t.Helper()
 	env, tables := apptest.Local(t)
-	return share.NewStore(env.DynamoDB, tables.Shares.Name), env.DynamoDB, tables
+	return share.NewStore(env.DynamoDB, tables.Shares.Name, time.Now), env.DynamoDB, tables
 }
 
 func create(t *testing.T, s *share.Store, sh share.Share) *share.Share {

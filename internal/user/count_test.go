@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
@@ -32,7 +33,7 @@ func TestCountAcrossPages(t *testing.T) {
 		})
 	}
 	env, tables := apptest.Local(t, watch)
-	s := user.NewStore(env.DynamoDB, tables.Users.Name)
+	s := user.NewStore(env.DynamoDB, tables.Users.Name, time.Now)
 	for i := range 20 {
 		st := user.StatusActive
 		switch {

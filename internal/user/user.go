@@ -110,23 +110,49 @@ var (
 	ErrState = errors.New("user account is not in a state that allows this change")
 )
 
-// Store reads and writes the users table.
+// Store reads and writes the users table. Every users write of the
+// process goes through it, so it can keep rows in a write-through cache
+// (DESIGN.md, sign-in): Get, the auth guard's read on every request, is a
+// map lookup while the row is cached; each write invalidates the row
+// before it starts and again when it returns, whatever its outcome, so a
+// disable, a role change or a deletion mark holds from the very next
+// request. CacheTTL bounds how long an edit made outside the app (the
+// console, a restore) can go unseen.
 type Store struct {
 	db    *dynamodb.Client
 	table string
+	cache *dynamo.ItemCache[User]
 	// pageLimit, if set, caps items per Scan page of the paced scans, so
 	// tests see many pages (and empty ones) without many rows.
 	pageLimit int32
 }
 
-// NewStore returns a Store on the users table named table.
-func NewStore(db *dynamodb.Client, table string) *Store {
-	return &Store{db: db, table: table}
+// CacheTTL is how long Store keeps a row it read (or its absence): the
+// longest an edit made outside the app goes unseen. Writes through the
+// Store are seen at once.
+const CacheTTL = 5 * time.Second
+
+// cacheSize bounds the rows kept: far above ~100 users per deployment.
+const cacheSize = 10_000
+
+// NewStore returns a Store on the users table named table, caching rows
+// for CacheTTL by the clock now (time.Now outside tests).
+func NewStore(db *dynamodb.Client, table string, now func() time.Time) *Store {
+	return &Store{db: db, table: table, cache: dynamo.NewItemCache[User](CacheTTL, cacheSize, now)}
 }
 
-// Get returns the users row for id with one strongly consistent GetItem, or
-// ErrNotFound. Consistent, because the guard must see a deletion at once.
+// Get returns a copy of the users row for id, or ErrNotFound: from the
+// cache, else with one strongly consistent GetItem (consistent, because
+// the guard must see a deletion at once), whose result the cache keeps
+// unless a write of this Store overlapped it.
 func (s *Store) Get(ctx context.Context, id string) (*User, error) {
+	if u, found, ok := s.cache.Get(id); ok {
+		if !found {
+			return nil, fmt.Errorf("user: get: %w", ErrNotFound)
+		}
+		return &u, nil
+	}
+	gen := s.cache.Begin()
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            key(id),
@@ -136,17 +162,37 @@ func (s *Store) Get(ctx context.Context, id string) (*User, error) {
 		return nil, fmt.Errorf("user: get: %w", err)
 	}
 	if len(out.Item) == 0 {
+		s.cache.Put(id, gen, User{}, false)
 		return nil, fmt.Errorf("user: get: %w", ErrNotFound)
 	}
 	var u User
 	if err := attributevalue.UnmarshalMap(out.Item, &u); err != nil {
 		return nil, fmt.Errorf("user: get: decode: %w", err)
 	}
+	s.cache.Put(id, gen, u, true)
 	return &u, nil
 }
 
+// Active reports whether the account id is in use (User.Active), as Get
+// reads it, without handing out a copy of the row: the photo guard's
+// check. A missing row is ErrNotFound.
+func (s *Store) Active(ctx context.Context, id string) (bool, error) {
+	if u, found, ok := s.cache.Get(id); ok {
+		if !found {
+			return false, fmt.Errorf("user: get: %w", ErrNotFound)
+		}
+		return u.Active(), nil
+	}
+	u, err := s.Get(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return u.Active(), nil
+}
+
 // Create writes u if no row with its ID exists (attribute_not_exists), and
-// returns ErrExists otherwise: two racing sign-ups make one row.
+// returns ErrExists otherwise: two racing sign-ups make one row. A row it
+// wrote is cached as written.
 func (s *Store) Create(ctx context.Context, u *User) error {
 	if u.ID == "" {
 		return fmt.Errorf("user: create: empty id")
@@ -159,11 +205,14 @@ func (s *Store) Create(ctx context.Context, u *User) error {
 	if err != nil {
 		return fmt.Errorf("user: create: %w", err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(s.table),
-		Item:                     item,
-		ConditionExpression:      cond.Condition(),
-		ExpressionAttributeNames: cond.Names(),
+	err = s.cache.Write(u.ID, func() error {
+		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                aws.String(s.table),
+			Item:                     item,
+			ConditionExpression:      cond.Condition(),
+			ExpressionAttributeNames: cond.Names(),
+		})
+		return err
 	})
 	if dynamo.IsConditionFailed(err) {
 		return fmt.Errorf("user: create: %w", ErrExists)
@@ -171,6 +220,8 @@ func (s *Store) Create(ctx context.Context, u *User) error {
 	if err != nil {
 		return fmt.Errorf("user: create: %w", err)
 	}
+	// The row is exactly u now: the sign-in's next request needs no read.
+	s.cache.Put(u.ID, s.cache.Begin(), *u, true)
 	return nil
 }
 
@@ -183,9 +234,12 @@ func (s *Store) List(ctx context.Context) ([]User, error) {
 // Delete removes the users row for id; deleting a missing row is not an
 // error, so the last step of account deletion can be re-run.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(s.table),
-		Key:       key(id),
+	err := s.cache.Write(id, func() error {
+		_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName: aws.String(s.table),
+			Key:       key(id),
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("user: delete: %w", err)
@@ -202,7 +256,7 @@ func (s *Store) SetTimeZone(ctx context.Context, id, tz string) error {
 	if err != nil {
 		return fmt.Errorf("user: set time zone: %w", err)
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(id),
 		UpdateExpression:          expr.Update(),
@@ -236,7 +290,7 @@ func (s *Store) MarkDeleting(ctx context.Context, id, firstStep string, now time
 	if err != nil {
 		return nil, fmt.Errorf("user: mark deleting: %w", err)
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	out, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(id),
 		UpdateExpression:          expr.Update(),
@@ -271,7 +325,7 @@ func (s *Store) SetDeletionProgress(ctx context.Context, id, step, lastErr strin
 	if err != nil {
 		return fmt.Errorf("user: deletion progress: %w", err)
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(id),
 		UpdateExpression:          expr.Update(),
@@ -308,7 +362,7 @@ func (s *Store) ListDeleting(ctx context.Context) ([]User, error) {
 // owner chose, so sign-in stops following the provider's name. It returns
 // ErrNotFound if the row is gone.
 func (s *Store) SetName(ctx context.Context, id, name string) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      key(id),
 		UpdateExpression:         aws.String("SET #name = :n, name_set = :t"),
@@ -333,7 +387,7 @@ func (s *Store) SetName(ctx context.Context, id, name string) error {
 // (ErrNameChosen otherwise, even if they chose it a moment ago) and the
 // row exists (ErrNotFound).
 func (s *Store) SetProviderName(ctx context.Context, id, name string) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      key(id),
 		UpdateExpression:         aws.String("SET #name = :n"),
@@ -410,7 +464,7 @@ func (s *Store) update(ctx context.Context, what, id string, cond expression.Con
 	if err != nil {
 		return fmt.Errorf("user: %s: %w", what, err)
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
 		Key:                                 key(id),
 		UpdateExpression:                    expr.Update(),
@@ -495,6 +549,22 @@ func (s *Store) limit() *int32 {
 		return aws.Int32(s.pageLimit)
 	}
 	return nil
+}
+
+// updateItem runs one UpdateItem on a users row inside the cache's Write,
+// so the row's entry is invalidated whatever the outcome.
+func (s *Store) updateItem(ctx context.Context, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	id := ""
+	if v, ok := in.Key["user_id"].(*types.AttributeValueMemberS); ok {
+		id = v.Value
+	}
+	var out *dynamodb.UpdateItemOutput
+	err := s.cache.Write(id, func() error {
+		var err error
+		out, err = s.db.UpdateItem(ctx, in)
+		return err
+	})
+	return out, err
 }
 
 func key(id string) map[string]types.AttributeValue {

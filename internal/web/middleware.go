@@ -1,26 +1,53 @@
 package web
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 )
 
-// RoutePattern returns the chi route pattern that matched r, such as
-// "/invite/{token}", or "" before routing. Logs use it instead of the raw
+// RoutePattern returns the route pattern that matched r, chi's or the
+// front ServeMux's without its method, such as "/invite/{token}", or ""
+// before routing. Logs use it instead of the raw
 // path because share and invite tokens live in URLs.
 func RoutePattern(r *http.Request) string {
 	if rc := chi.RouteContext(r.Context()); rc != nil {
 		return rc.RoutePattern()
 	}
+	// A route of the standard ServeMux in front of chi: "GET /photo/…".
+	if i := strings.IndexByte(r.Pattern, '/'); i >= 0 {
+		return r.Pattern[i:]
+	}
 	return ""
+}
+
+// RequestID gives each request an ID, "prefix-n" with a random prefix per
+// process and a counter, kept where chi's middleware.GetReqID finds it
+// (logs and error pages quote it). It is chi's RequestID without the
+// formatting cost and without trusting a client's X-Request-Id.
+func RequestID() func(http.Handler) http.Handler {
+	var b [4]byte
+	rand.Read(b[:])
+	prefix := hex.EncodeToString(b[:]) + "-"
+	var n atomic.Uint64
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id := prefix + strconv.FormatUint(n.Add(1), 10)
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), middleware.RequestIDKey, id)))
+		})
+	}
 }
 
 // AccessLog logs one line per request with the route pattern, status, bytes
@@ -29,25 +56,36 @@ func RoutePattern(r *http.Request) string {
 // 499, and one a handler aborted on purpose (a panic with
 // http.ErrAbortHandler, e.g. a download failing mid-stream) as "request
 // aborted", so neither reads as a 500.
-func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
+//
+// Requests to the quiet route patterns (photos: a month page makes up to
+// 90 of them, and a log line costs more than serving a cached photo) are
+// logged only when they fail (status 400 or more).
+func AccessLog(log *slog.Logger, quiet ...string) func(http.Handler) http.Handler {
+	quietRoutes := map[string]bool{}
+	for _, q := range quiet {
+		quietRoutes[q] = true
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			ww := &statusWriter{ResponseWriter: w}
 			start := time.Now()
 			line := func(msg string) {
 				route := RoutePattern(r)
 				if route == "" {
 					route = "unmatched"
 				}
-				status := ww.Status()
+				status := ww.status
 				if status == 0 && r.Context().Err() != nil {
 					status = 499 // client closed the request (nginx's convention)
+				}
+				if quietRoutes[route] && status < 400 && msg == "request" {
+					return
 				}
 				log.Info(msg,
 					"method", r.Method,
 					"route", route,
 					"status", status,
-					"bytes", ww.BytesWritten(),
+					"bytes", ww.bytes,
 					"ms", time.Since(start).Milliseconds(),
 					"request_id", middleware.GetReqID(r.Context()),
 				)
@@ -65,6 +103,33 @@ func AccessLog(log *slog.Logger) func(http.Handler) http.Handler {
 		})
 	}
 }
+
+// statusWriter records the status and body bytes of a response for the
+// access log. Unwrap keeps http.ResponseController (flushes, deadlines)
+// working through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Recover turns a panic into a logged 500 page instead of a dropped
 // connection. http.ErrAbortHandler passes through: it is how a handler
@@ -88,16 +153,31 @@ func (p *Pages) Recover(next http.Handler) http.Handler {
 // framing, a strict content security policy (scripts and styles only from
 // our own origin; forms may post only to it: form-action 'self'), and,
 // when hsts is true (HTTPS deployments), HSTS.
+//
+// The values are built once and assigned by canonical key: setting them
+// costs no allocation per request. Handlers replace them with Set (a new
+// slice), never append to them.
 func SecurityHeaders(hsts bool) func(http.Handler) http.Handler {
+	fixed := [][2]string{
+		{"X-Content-Type-Options", "nosniff"},
+		{"X-Frame-Options", "DENY"},
+		{"Referrer-Policy", "same-origin"},
+		{"Content-Security-Policy", "default-src 'self'; img-src 'self' blob: data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"},
+	}
+	if hsts {
+		fixed = append(fixed, [2]string{"Strict-Transport-Security", "max-age=63072000; includeSubDomains"})
+	}
+	keys := make([]string, len(fixed))
+	values := make([][]string, len(fixed))
+	for i, kv := range fixed {
+		keys[i] = http.CanonicalHeaderKey(kv[0])
+		values[i] = []string{kv[1]}[:1:1] // full: an append copies
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h := w.Header()
-			h.Set("X-Content-Type-Options", "nosniff")
-			h.Set("X-Frame-Options", "DENY")
-			h.Set("Referrer-Policy", "same-origin")
-			h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' blob: data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-			if hsts {
-				h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+			for i, k := range keys {
+				h[k] = values[i]
 			}
 			next.ServeHTTP(w, r)
 		})

@@ -1,0 +1,13 @@
+package photo_test
+
+import (
+	"os"
+	"testing"
+
+	"ndiro/internal/photo"
+)
+
+func TestMain(m *testing.M) {
+	photo.MaybeHEICWorker()
+	os.Exit(m.Run())
+}
