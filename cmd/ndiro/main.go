@@ -47,7 +47,10 @@ func main() {
 // budget (requests in flight, photos being decoded, in local mode the
 // in-process DynamoDB's tables) before the garbage collector works
 // harder: with the binary's own pages, the process stays within the
-// budget + 128 MB (make load checks it).
+// budget + 128 MB (make load checks it; without the limit it peaked at
+// 210 MB there). It is a soft limit: decodes admitted by
+// NDIRO_DECODE_BUDGET_BYTES that need more make the collector run more
+// often while they last, they are not refused.
 const memoryOverhead = 64 << 20
 
 // limitMemory sets the Go runtime's soft memory limit to the photo cache
