@@ -342,6 +342,16 @@ func TestEditMeal(t *testing.T) {
 		t.Errorf("bad edit wrote kcal %s", got.Kcal)
 	}
 
+	// A meal whose time has seconds (moved to a photo's capture time)
+	// keeps its key through an edit of its minutes-only form.
+	secs := mealItem(localenv.Subject(admin), "2026-09-02", "123107-abcdef")
+	batchPut(t, app, []map[string]types.AttributeValue{secs})
+	resp = c.PostForm("/meals/2026-09-02/123107-abcdef", mealForm("date", "2026-09-02", "time", "12:31", "notes", "seconds kept", "version", "1"))
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasSuffix(resp.Location(), "#meal-123107-abcdef") {
+		t.Errorf("edit of a meal at 12:31:07 = %d → %q, want it saved in place", resp.StatusCode, resp.Location())
+	}
+	c.PostForm("/meals/2026-09-02/123107-abcdef/delete", nil)
+
 	// A new date and time move the meal, with the other edits.
 	resp = c.PostForm("/meals/2026-09-01/"+m.ID, mealForm("date", "2026-10-05", "time", "09:00", "notes", "moved soup", "kcal", "310", "version", newVersion))
 	ms = allMeals(t, app, admin)

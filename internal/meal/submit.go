@@ -113,6 +113,11 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	if f.Date == cur.Date && f.Errors["date"] == MsgFuture {
 		delete(f.Errors, "date") // confirmed when the meal was saved there
 	}
+	if t, err := ParseTimeOfDay(f.Time); err == nil && t.HHMM() == cur.HHMM() {
+		// The form shows minutes; a meal at 12:31:07 left at 12:31 keeps
+		// its seconds, and so its key.
+		edited.Time = cur.Time
+	}
 	up, err := h.readUpload(w, r, &f, now)
 	if err != nil {
 		return err
