@@ -250,27 +250,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // SetTimeZone stores tz (an IANA name the caller has validated) on an
 // existing row; it returns ErrNotFound if the row is gone.
 func (s *Store) SetTimeZone(ctx context.Context, id, tz string) error {
-	expr, err := expression.NewBuilder().
-		WithUpdate(expression.Set(expression.Name("tz"), expression.Value(tz))).
-		WithCondition(expression.AttributeExists(expression.Name("user_id"))).Build()
-	if err != nil {
-		return fmt.Errorf("user: set time zone: %w", err)
-	}
-	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(id),
-		UpdateExpression:          expr.Update(),
-		ConditionExpression:       expr.Condition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
-	if dynamo.IsConditionFailed(err) {
-		return fmt.Errorf("user: set time zone: %w", ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("user: set time zone: %w", err)
-	}
-	return nil
+	name := expression.Name
+	return s.update(ctx, "set time zone", id, expression.AttributeExists(name("user_id")),
+		expression.Set(name("tz"), expression.Value(tz)))
 }
 
 // MarkDeleting marks the users row id as being deleted, with one
@@ -362,24 +344,9 @@ func (s *Store) ListDeleting(ctx context.Context) ([]User, error) {
 // owner chose, so sign-in stops following the provider's name. It returns
 // ErrNotFound if the row is gone.
 func (s *Store) SetName(ctx context.Context, id, name string) error {
-	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(s.table),
-		Key:                      key(id),
-		UpdateExpression:         aws.String("SET #name = :n, name_set = :t"),
-		ConditionExpression:      aws.String("attribute_exists(user_id)"),
-		ExpressionAttributeNames: map[string]string{"#name": "name"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":n": &types.AttributeValueMemberS{Value: name},
-			":t": &types.AttributeValueMemberBOOL{Value: true},
-		},
-	})
-	if dynamo.IsConditionFailed(err) {
-		return fmt.Errorf("user: set name: %w", ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("user: set name: %w", err)
-	}
-	return nil
+	n := expression.Name
+	return s.update(ctx, "set name", id, expression.AttributeExists(n("user_id")),
+		expression.Set(n("name"), expression.Value(name)).Set(n("name_set"), expression.Value(true)))
 }
 
 // SetProviderName stores name, the provider's name claim at sign-in, with
