@@ -40,9 +40,16 @@ const DefaultOIDCName = "Google"
 // NDIRO_PHOTO_CACHE_BYTES is unset: 64 MiB (DESIGN.md, photos).
 const DefaultPhotoCacheBytes = 64 << 20
 
+// MaxPhotoCacheBytes is the largest NDIRO_PHOTO_CACHE_BYTES accepted: 1 TiB,
+// far above any machine ndiro runs on, and low enough that the soft memory
+// limit derived from it (budget + 64 MB) cannot overflow.
+const MaxPhotoCacheBytes = 1 << 40
+
 // Config is every setting ndiro reads at start. Load fills it; the zero
 // value is not usable.
 type Config struct {
+	// Mode is ModeLocal (in-process backends under DataDir) or ModeAWS
+	// (NDIRO_MODE).
 	Mode Mode
 	// Addr is the host:port the HTTP server listens on (NDIRO_ADDR).
 	Addr string
@@ -146,7 +153,8 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.BaseURL != "" {
 		u, err := url.Parse(c.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(c.BaseURL, "#") {
 			bad("NDIRO_BASE_URL must be an origin like https://ndiro.example.org, not %q", c.BaseURL)
 		}
 	}
@@ -161,8 +169,8 @@ func Load(getenv func(string) string) (Config, error) {
 	c.PhotoCacheBytes = DefaultPhotoCacheBytes
 	if v := get("NDIRO_PHOTO_CACHE_BYTES", ""); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			bad("NDIRO_PHOTO_CACHE_BYTES must be a whole number of bytes, 0 or more, not %q", v)
+		if err != nil || n < 0 || n > MaxPhotoCacheBytes {
+			bad("NDIRO_PHOTO_CACHE_BYTES must be a whole number of bytes from 0 to %d (1 TiB), not %q", int64(MaxPhotoCacheBytes), v)
 		}
 		c.PhotoCacheBytes = n
 	}
@@ -209,16 +217,22 @@ func Load(getenv func(string) string) (Config, error) {
 	if admins == "" && c.Mode == ModeLocal {
 		admins = "admin@example.com"
 	}
+	invalidAdmin := false
 	for _, e := range strings.Split(admins, ",") {
 		e = email.Normalize(e)
 		if e == "" {
 			continue
 		}
 		if !email.Valid(e) {
+			invalidAdmin = true
 			bad("ADMIN_EMAILS holds %q, which is not an email address", e)
 			continue
 		}
 		c.AdminEmails = append(c.AdminEmails, e)
+	}
+
+	if c.Mode == ModeLocal && len(c.AdminEmails) == 0 && !invalidAdmin {
+		bad("ADMIN_EMAILS holds no email address (%q); give at least one, like admin@example.com, or leave it unset in local mode", admins)
 	}
 
 	if c.Mode == ModeAWS {
@@ -293,8 +307,9 @@ func validHeaderName(h string) bool {
 	return true
 }
 
-// validPrefix reports whether p can start a DynamoDB table name, whose
-// characters are limited to [a-zA-Z0-9_.-] and whose length is 3 to 255.
+// validPrefix reports whether p can start a DynamoDB table name: at most
+// 200 characters (a table name is at most 255, and ndiro adds its own
+// suffix), each from [a-zA-Z0-9_.-]. The empty prefix is valid.
 func validPrefix(p string) bool {
 	if len(p) > 200 {
 		return false
