@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -44,6 +44,8 @@ var mix = []struct {
 type sample struct {
 	route string
 	took  time.Duration
+	// end is when the request finished.
+	end time.Time
 	// status is the HTTP status; 0 for no answer (err).
 	status int
 	// unexpected: an answer other than the one the operation expects
@@ -77,10 +79,12 @@ func (w *world) load(ctx context.Context, concurrency int, d time.Duration, maxR
 	}
 	wg.Wait()
 	r := results{elapsed: time.Since(start)}
+	deadline, _ := ctx.Deadline()
 	for _, s := range per {
 		for _, x := range s {
-			// A request cut off by the end of the run is not a result.
-			if x.err != nil && ctx.Err() != nil && strings.Contains(x.err.Error(), "context deadline exceeded") {
+			// A request cut off by the end of the run is not a result; one
+			// that failed before the end (a client timeout, say) is.
+			if x.err != nil && !x.end.Before(deadline) && errors.Is(x.err, context.DeadlineExceeded) {
 				continue
 			}
 			r.samples = append(r.samples, x)
@@ -106,7 +110,8 @@ func pick() string {
 func timed(route string, want int, f func() (*answer, error)) (sample, *answer) {
 	start := time.Now()
 	a, err := f()
-	s := sample{route: route, took: time.Since(start), err: err}
+	end := time.Now()
+	s := sample{route: route, took: end.Sub(start), end: end, err: err}
 	if a != nil {
 		s.status = a.status
 		s.unexpected = a.status != want && a.status < 500 && a.status != http.StatusTooManyRequests
