@@ -241,6 +241,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	// Then the background work, before the deferred closes of the HEIC
+	// worker and (local mode) the backends.
+	if err := app.Close(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
 	return nil
 }
 

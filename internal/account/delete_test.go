@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image/color"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -381,5 +382,56 @@ func TestDeleteNeedsTheEmail(t *testing.T) {
 	w.wait(t)
 	if d := cmp.Diff(map[string]int{"meals": 0, "objects": 0, "shares": 0, "invites": 0}, w.holdings(t, w.id)); d != "" {
 		t.Errorf("after an admin's deletion (-want +got):\n%s", d)
+	}
+}
+
+// TestDeletionStopsWithTheServer: Close (the server stopping) cancels a
+// run in the middle of a step and waits for it; the users row still names
+// the step, and the next start's ResumeAll finishes the deletion.
+func TestDeletionStopsWithTheServer(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	held, release := w.faults.Hold("BatchWriteItem", w.app.Tables.Meals.Name)
+	defer release()
+	resp := w.victim.PostForm("/account/delete", url.Values{"email": {victimEmail}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("POST /account/delete = %d, want 303", resp.StatusCode)
+	}
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run never reached the meals step")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.app.Deletions.Close(ctx); err != nil {
+		t.Fatalf("Close with a run held mid-step: %v", err)
+	}
+	if w.app.Deletions.Running(w.id) {
+		t.Error("a run is still going after Close")
+	}
+	u, err := w.app.Users.Get(context.Background(), w.id)
+	if err != nil || !u.Deleting() || u.DeletionStep != string(account.StepMeals) {
+		t.Fatalf("users row after Close = %+v, %v; want deleting at %s", u, err, account.StepMeals)
+	}
+	if w.app.Deletions.Resume(w.id) {
+		t.Error("a closed Deleter started a run")
+	}
+
+	// The next start: a new Deleter over the same stores resumes it.
+	env := w.app.Env
+	next := account.NewDeleter(account.DeleterDeps{
+		Users: w.app.Users, Gate: &user.Gate{}, Photos: photo.NewStore(localenv.NewS3Client(env.S3Endpoint), "test-photos"),
+		Meals: w.app.Meals, Shares: w.app.Shares, Invites: w.app.Invites, Log: slog.New(slog.DiscardHandler), Now: time.Now,
+	})
+	defer next.Close(context.Background())
+	if n, err := next.ResumeAll(context.Background()); err != nil || n != 1 {
+		t.Fatalf("ResumeAll after the restart = %d, %v; want 1", n, err)
+	}
+	if err := next.Wait(ctx, w.id); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string]int{"meals": 0, "objects": 0, "shares": 0, "invites": 0}, w.holdings(t, w.id)); d != "" {
+		t.Errorf("after the resume (-want +got):\n%s", d)
 	}
 }

@@ -77,8 +77,13 @@ type DeleterDeps struct {
 // Deleter runs account deletions in the background, detached from the
 // request that asked for them, one run per account at a time.
 type Deleter struct {
-	d       DeleterDeps
+	d DeleterDeps
+	// stop is the runs' parent context; Close cancels it.
+	stop    context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 	mu      sync.Mutex
+	closed  bool
 	running map[string]chan struct{} // closed when the run ends
 }
 
@@ -93,7 +98,27 @@ func NewDeleter(d DeleterDeps) *Deleter {
 	if d.Timeout <= 0 {
 		d.Timeout = 30 * time.Minute
 	}
-	return &Deleter{d: d, running: map[string]chan struct{}{}}
+	stop, cancel := context.WithCancel(context.Background())
+	return &Deleter{d: d, stop: stop, cancel: cancel, running: map[string]chan struct{}{}}
+}
+
+// Close stops the runs going (each stops between two deletes; the users
+// row still names its step, so the next start resumes it) and starts no
+// more, then waits for them to return or ctx to end (ctx.Err()). Call it
+// when the server has stopped taking requests, before the stores close.
+func (dl *Deleter) Close(ctx context.Context) error {
+	dl.mu.Lock()
+	dl.closed = true
+	dl.mu.Unlock()
+	dl.cancel()
+	done := make(chan struct{})
+	go func() { dl.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("account: stop deletions: %w", ctx.Err())
+	}
 }
 
 // SetRetry changes how many times a run is tried and the first pause
@@ -121,16 +146,18 @@ func (dl *Deleter) Start(ctx context.Context, userID string) (*user.User, error)
 // Resume starts the background run for userID, whose row must already be
 // marked deleting (at start-up for every such row, or from the admin page
 // for one that stopped). It reports false if a run for userID is already
-// going.
+// going, or the Deleter is closed.
 func (dl *Deleter) Resume(userID string) bool {
 	dl.mu.Lock()
 	defer dl.mu.Unlock()
-	if _, ok := dl.running[userID]; ok {
+	if _, ok := dl.running[userID]; ok || dl.closed {
 		return false
 	}
 	done := make(chan struct{})
 	dl.running[userID] = done
+	dl.wg.Add(1)
 	go func() {
+		defer dl.wg.Done()
 		defer func() {
 			dl.mu.Lock()
 			delete(dl.running, userID)
@@ -190,11 +217,15 @@ func (dl *Deleter) run(userID string) {
 	dl.mu.Lock()
 	attempts, pause := dl.d.Attempts, dl.d.Backoff
 	dl.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), dl.d.Timeout)
+	ctx, cancel := context.WithTimeout(dl.stop, dl.d.Timeout)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
 		step, err := dl.runOnce(ctx, userID)
 		if err == nil {
+			return
+		}
+		if dl.stop.Err() != nil {
+			dl.d.Log.Info("account deletion paused while ndiro stops; the next start resumes it", "user_id", userID, "step", string(step))
 			return
 		}
 		dl.d.Log.Error("account deletion step failed", "user_id", userID, "step", string(step), "attempt", attempt, "err", err)

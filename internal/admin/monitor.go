@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"runtime/debug"
@@ -75,8 +76,13 @@ type Monitor struct {
 	reads   *limit.Pacer // DynamoDB read units
 	s3      *limit.Pacer // S3 calls
 	started time.Time
+	// stop is the background jobs' parent context; Close cancels it.
+	stop   context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	mu       sync.Mutex
+	closed   bool
 	counts   *Counts
 	counting bool
 	countErr string
@@ -85,12 +91,46 @@ type Monitor struct {
 
 // NewMonitor returns a Monitor; it starts no work until asked.
 func NewMonitor(d MonitorDeps) *Monitor {
+	stop, cancel := context.WithCancel(context.Background())
 	return &Monitor{
 		d:       d,
 		reads:   limit.NewPacer(ReadUnitsPerSecond, ReadUnitsBurst, d.Clock),
 		s3:      limit.NewPacer(S3CallsPerSecond, S3CallsPerSecond, d.Clock),
 		started: d.Clock.Now(),
+		stop:    stop,
+		cancel:  cancel,
 	}
+}
+
+// Close cancels the count and the orphan job running, if any, and starts
+// no more, then waits for them to return or ctx to end (ctx.Err()). Call
+// it when the server has stopped taking requests, before the stores close.
+func (m *Monitor) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("admin: stop the monitor: %w", ctx.Err())
+	}
+}
+
+// goBackground runs job in the background under the Monitor's stop
+// context, bounded by timeout. The caller holds m.mu and has checked
+// m.closed.
+func (m *Monitor) goBackground(timeout time.Duration, job func(context.Context)) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(m.stop, timeout)
+		defer cancel()
+		job(ctx)
+	}()
 }
 
 // Counts returns the last counts (nil before the first) and whether a
@@ -99,9 +139,9 @@ func NewMonitor(d MonitorDeps) *Monitor {
 func (m *Monitor) Counts() (c *Counts, running bool, lastErr string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.counting && (m.counts == nil || m.d.Clock.Now().Sub(m.counts.At) >= CountsEvery) {
+	if !m.counting && !m.closed && (m.counts == nil || m.d.Clock.Now().Sub(m.counts.At) >= CountsEvery) {
 		m.counting = true
-		go m.count()
+		m.goBackground(time.Hour, m.count)
 	}
 	return m.counts, m.counting, m.countErr
 }
@@ -124,9 +164,7 @@ func (m *Monitor) WaitCounts(ctx context.Context) error {
 }
 
 // count computes every count with paced reads and keeps the result.
-func (m *Monitor) count() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-	defer cancel()
+func (m *Monitor) count(ctx context.Context) {
 	start := m.d.Clock.Now()
 	c, err := m.compute(ctx)
 	m.mu.Lock()

@@ -352,3 +352,32 @@ func TestPacing(t *testing.T) {
 		t.Errorf("%d read units spent in %v of fake time, faster than %d a second", total, took, admin.ReadUnitsPerSecond)
 	}
 }
+
+// TestMonitorStopsWithTheServer: Close cancels a count held in the middle
+// of a Scan and waits for it, and starts no count or orphan check after.
+func TestMonitorStopsWithTheServer(t *testing.T) {
+	t.Parallel()
+	f := &apptest.Faults{}
+	app := apptest.New(t, apptest.Options{Faults: f})
+	held, release := f.Hold("Scan", app.Tables.Meals.Name)
+	defer release()
+	c := app.Client()
+	c.SignIn(adminEmail)
+	c.Get("/admin/monitor") // starts the count
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the count never reached the meals table")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := app.Monitor.Close(ctx); err != nil {
+		t.Fatalf("Close with a count held mid-Scan: %v", err)
+	}
+	if counts, running, lastErr := app.Monitor.Counts(); counts != nil || running || !strings.Contains(lastErr, "context canceled") {
+		t.Errorf("after Close: counts %v, running %v, last error %q; want none, not running, canceled", counts, running, lastErr)
+	}
+	if err := app.Monitor.StartCheck(); err != admin.ErrClosed {
+		t.Errorf("StartCheck after Close = %v, want ErrClosed", err)
+	}
+}

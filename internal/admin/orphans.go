@@ -99,6 +99,9 @@ func (m *Monitor) Orphans() OrphanStatus {
 // ErrBusy is returned when a check or clean-up is asked for while one runs.
 var ErrBusy = errors.New("admin: the orphan check is already running")
 
+// ErrClosed is returned when a check or clean-up is asked for after Close.
+var ErrClosed = errors.New("admin: the monitor is stopped")
+
 // StartCheck starts the orphan check in the background, or returns ErrBusy.
 func (m *Monitor) StartCheck() error {
 	return m.startJob("starting", func(ctx context.Context) (*Report, error) { return m.check(ctx) })
@@ -153,10 +156,11 @@ func (m *Monitor) startJob(phase string, job func(context.Context) (*Report, err
 	if m.orphans.running {
 		return ErrBusy
 	}
+	if m.closed {
+		return ErrClosed
+	}
 	m.orphans.running, m.orphans.phase, m.orphans.scanned = true, phase, 0
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
-		defer cancel()
+	m.goBackground(2*time.Hour, func(ctx context.Context) {
 		start := m.d.Clock.Now()
 		rep, err := job(ctx)
 		m.mu.Lock()
@@ -171,7 +175,7 @@ func (m *Monitor) startJob(phase string, job func(context.Context) (*Report, err
 			rep.Took = m.d.Clock.Now().Sub(start)
 		}
 		m.orphans.report, m.orphans.lastErr = rep, ""
-	}()
+	})
 	return nil
 }
 

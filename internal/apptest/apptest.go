@@ -132,6 +132,15 @@ func New(t testing.TB, opts ...Options) *App {
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
+	// Cleanups run last first: the server stops, then the background
+	// work, then (registered earlier) the backends.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Close(ctx); err != nil {
+			t.Errorf("background work did not stop: %v", err)
+		}
+	})
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { a.HEIC.Close() })
 	return &App{App: a, URL: srv.URL, Env: le, Config: cfg, Tables: tables, Clock: clock, Calls: calls, t: t}

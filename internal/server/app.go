@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -82,6 +83,14 @@ type App struct {
 	Deletions *account.Deleter
 	// Monitor counts what the app holds and checks for orphans.
 	Monitor *admin.Monitor
+}
+
+// Close stops the background work (account deletions, which the next
+// start resumes, and the monitor's count and orphan job) and waits for it
+// until ctx ends. Call it once the HTTP server has stopped taking
+// requests and before the backends close; it returns the first error.
+func (a *App) Close(ctx context.Context) error {
+	return errors.Join(a.Deletions.Close(ctx), a.Monitor.Close(ctx))
 }
 
 // Build constructs every store and handler from cfg and b and returns the
