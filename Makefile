@@ -1,4 +1,6 @@
-# ndiro: `make run` starts local mode, `make test` runs every test.
+# ndiro: `make run` starts local mode, `make test` runs the test suite
+# (the longer suites crash, memory, heic and e2e have their own targets;
+# CI runs them all).
 GO ?= go
 PKGS := ./...
 # nodynamic: the HEIC decoder (github.com/gen2brain/heic) runs its
@@ -26,7 +28,7 @@ screenshots:
 	@mkdir -p screenshots
 	NDIRO_SCREENSHOTS=$(CURDIR)/screenshots $(GO) test -tags $(TAGS) -count=1 -run '^TestBrowserPages$$' -v ./internal/server
 
-## test: every test, with the race detector; needs no network
+## test: the test suite with the race detector; needs no network
 test:
 	$(GO) test -tags $(TAGS) -race -count=1 $(PKGS)
 

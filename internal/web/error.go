@@ -29,6 +29,8 @@ type Error struct {
 	Back, BackText string
 }
 
+// Error returns "status msg" and, if there is one, the cause: the text
+// logs show. Pages show only Msg.
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("%d %s: %v", e.Status, e.Msg, e.Err)
@@ -36,6 +38,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%d %s", e.Status, e.Msg)
 }
 
+// Unwrap returns the cause (nil if none), so errors.Is and errors.As see
+// through an Error to a store's sentinel.
 func (e *Error) Unwrap() error { return e.Err }
 
 // StatusTitle returns a heading for an error page of status that says in
