@@ -257,6 +257,28 @@ func reason(err error) string {
 	return "cancelled"
 }
 
+// workerEnvKeys are the variables of the server's environment a HEIC
+// worker gets: what the Go runtime, a test's coverage and the race
+// detector read. Nothing else goes to it: the server's environment holds
+// secrets (the OIDC client secret, AWS credentials) that a process
+// decoding untrusted files has no use for.
+var workerEnvKeys = map[string]bool{
+	"PATH": true, "HOME": true, "TMPDIR": true, "TZ": true,
+	"GODEBUG": true, "GOTRACEBACK": true, "GORACE": true, "GOCOVERDIR": true,
+}
+
+// workerEnv returns the entries of environ ("KEY=value") whose keys are in
+// workerEnvKeys, in their order.
+func workerEnv(environ []string) []string {
+	var env []string
+	for _, kv := range environ {
+		if k, _, ok := strings.Cut(kv, "="); ok && workerEnvKeys[k] {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 // startLocked returns the running worker, starting one if there is none
 // (d.mu held).
 func (d *HEICDecoder) startLocked(limits HEICLimits) (*heicWorker, error) {
@@ -270,7 +292,7 @@ func (d *HEICDecoder) startLocked(limits HEICLimits) (*heicWorker, error) {
 	}
 	d.status.State = "starting"
 	cmd := d.command()
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	cmd.Env = append(workerEnv(os.Environ()), "GOMAXPROCS=1")
 	if limits.Memory > 0 {
 		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+strconv.FormatInt(limits.Memory/4*3, 10))
 	}

@@ -1,6 +1,9 @@
 package photo
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestUnderPrefix(t *testing.T) {
 	for _, tc := range []struct {
@@ -47,5 +50,19 @@ func TestParseKey(t *testing.T) {
 		if u != tc.user || d != tc.date || id != tc.id || size != tc.size || ok != tc.ok {
 			t.Errorf("ParseKey(%q) = %q %q %q %q %v, want %q %q %q %q %v", tc.key, u, d, id, size, ok, tc.user, tc.date, tc.id, tc.size, tc.ok)
 		}
+	}
+}
+
+// TestWorkerEnv: the HEIC worker gets the runtime's variables and none of
+// the server's settings or secrets.
+func TestWorkerEnv(t *testing.T) {
+	got := workerEnv([]string{
+		"PATH=/usr/bin", "NDIRO_OIDC_CLIENT_SECRET=s3cret", "HOME=/home/n",
+		"AWS_SECRET_ACCESS_KEY=k", "GOMEMLIMIT=1GiB", "GODEBUG=madvdontneed=1",
+		"GOOGLE_CLIENT_SECRET=g", "PATHX=1", "broken",
+	})
+	want := []string{"PATH=/usr/bin", "HOME=/home/n", "GODEBUG=madvdontneed=1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("workerEnv = %q, want %q", got, want)
 	}
 }
