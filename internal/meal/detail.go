@@ -1,6 +1,7 @@
 package meal
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -9,14 +10,17 @@ import (
 )
 
 // DetailDays is how far either side of a meal's day its detail page looks
-// for the previous and next meal: one Query over 2×DetailDays+1 days.
+// first for the previous and next meal: one Query over 2×DetailDays+1
+// days. A neighbour further away costs one more Query with Limit 1
+// (Store.Beyond) per side.
 const DetailDays = 7
 
 // neighbour is a link to the previous or next meal.
 type neighbour struct {
 	URL string
 	// Label says which meal: "Breakfast at 08:00" on the same day,
-	// "Dinner at 19:30, Mon 31 Aug" on another.
+	// "Dinner at 19:30, Mon 31 Aug" on another, with the year in another
+	// year ("Lunch at 12:00, Tue 30 Dec 2025").
 	Label string
 }
 
@@ -36,7 +40,9 @@ type detailPage struct {
 // Detail is GET /meals/{date}/{meal_id}: one meal with its display photo,
 // full notes and numbers, links to the meals before and after it, and its
 // edit form. It costs ONE Query, over the meal's day and DetailDays either
-// side, which finds the meal and its neighbours at once. A meal that is
+// side, which finds the meal and its neighbours at once; a side with no
+// meal in that window costs one Query with Limit 1 more, so a diary kept
+// now and then still links every meal to the next. A meal that is
 // not there (moved to another date or time, or deleted) is a 404 that
 // links to the day it was on.
 func (h *Handler) Detail(w http.ResponseWriter, r *http.Request) error {
@@ -45,7 +51,8 @@ func (h *Handler) Detail(w http.ResponseWriter, r *http.Request) error {
 		return errNoMeal
 	}
 	u := user.FromContext(r.Context())
-	meals, err := h.store.Window(r.Context(), u.ID, d.AddDays(-DetailDays), d.AddDays(DetailDays))
+	from, to := d.AddDays(-DetailDays), d.AddDays(DetailDays)
+	meals, err := h.store.Window(r.Context(), u.ID, from, to)
 	if err != nil {
 		return err
 	}
@@ -68,11 +75,23 @@ func (h *Handler) Detail(w http.ResponseWriter, r *http.Request) error {
 		MonthLabel: d.Month().Time().Format("January 2006"),
 	}
 	p.Title = p.Heading + ", " + d.Time().Format("2 January 2006")
-	if i > 0 {
-		p.Prev = neighbourOf(&meals[i-1], m)
-	}
-	if i+1 < len(meals) {
-		p.Next = neighbourOf(&meals[i+1], m)
+	lo, hi, _ := DayRange(from, to) // the window Window just read
+	for _, side := range []struct {
+		link   **neighbour
+		at     int
+		before bool
+	}{{&p.Prev, i - 1, true}, {&p.Next, i + 1, false}} {
+		if side.at >= 0 && side.at < len(meals) {
+			*side.link = neighbourOf(&meals[side.at], m)
+			continue
+		}
+		n, err := h.store.Beyond(r.Context(), u.ID, lo, hi, side.before)
+		switch {
+		case err == nil:
+			*side.link = neighbourOf(n, m)
+		case !errors.Is(err, ErrNotFound):
+			return err
+		}
 	}
 	return h.pages.Render(w, r, http.StatusOK, "meal/detail", p)
 }
@@ -80,7 +99,10 @@ func (h *Handler) Detail(w http.ResponseWriter, r *http.Request) error {
 // neighbourOf links to n from the page of m.
 func neighbourOf(n, m *Meal) *neighbour {
 	label := capitalise(string(n.Kind)) + " at " + n.HHMM()
-	if n.Date != m.Date {
+	switch {
+	case n.Date[:4] != m.Date[:4]:
+		label += ", " + n.DateTime().Format("Mon 2 Jan 2006")
+	case n.Date != m.Date:
 		label += ", " + n.DateTime().Format("Mon 2 Jan")
 	}
 	return &neighbour{URL: n.DetailURL(), Label: label}

@@ -159,12 +159,14 @@ func TestThumbnailsLoadLazilyBelowTheFirstScreen(t *testing.T) {
 
 // TestDetailPage: a meal's page shows its photo, words for its date,
 // full notes and numbers, its neighbours (same day and days around it,
-// never another owner's) and edit; it costs one Query. A moved meal's
-// old address is a 404 that links to its day.
+// however far, never another owner's) and edit; it costs one Query when
+// both neighbours are within DetailDays. A moved meal's old address is a
+// 404 that links to its day.
 func TestDetailPage(t *testing.T) {
 	t.Parallel()
 	app, c := signedIn(t)
-	far := putMeal(t, app, admin, meal.Meal{Date: "2026-08-20", Time: "12:00"})
+	lastYear := putMeal(t, app, admin, meal.Meal{Date: "2025-12-30", Time: "13:15", Kind: meal.Lunch})
+	far := putMeal(t, app, admin, meal.Meal{Date: "2026-08-20", Time: "12:00", Kind: meal.Snack})
 	dinner := putMeal(t, app, admin, meal.Meal{Date: "2026-08-31", Time: "19:00", Kind: meal.Dinner})
 	breakfast := putMeal(t, app, admin, meal.Meal{Date: "2026-09-01", Time: "08:00", Kind: meal.Breakfast})
 	lunch := putMeal(t, app, admin, withPhoto(meal.Meal{Date: "2026-09-01", Time: "12:30", Kind: meal.Lunch,
@@ -211,13 +213,29 @@ func TestDetailPage(t *testing.T) {
 	}
 
 	// Across days: the first meal of a day follows the last of the day
-	// before; the week window stops at DetailDays.
+	// before; a neighbour beyond DetailDays costs one Query with Limit 1
+	// more, and one in another year names it.
 	d := c.Get(breakfast.DetailURL()).Doc()
 	if v, _ := d.Find("a[rel=prev]").Attr("href"); v != dinner.DetailURL() || strings.TrimSpace(d.Find("a[rel=prev]").Text()) != "← Dinner at 19:00, Mon 31 Aug" {
 		t.Errorf("breakfast's previous meal = %q %q, want the dinner of 31 August", v, d.Find("a[rel=prev]").Text())
 	}
-	if d := c.Get(dinner.DetailURL()).Doc(); d.Find("a[rel=prev]").Length() != 0 {
-		t.Errorf("the dinner links back to %v, %d days away; want no link beyond %d days", far.Date, 11, meal.DetailDays)
+	for _, tc := range []struct {
+		page       meal.Meal
+		prev, text string
+		queries    int
+	}{
+		{dinner, far.DetailURL(), "← Snack at 12:00, Thu 20 Aug", 2},
+		{far, lastYear.DetailURL(), "← Lunch at 13:15, Tue 30 Dec 2025", 3},
+		{lastYear, "", "", 3},
+	} {
+		app.Calls.Reset()
+		d := c.Get(tc.page.DetailURL()).Doc()
+		if v, _ := d.Find("a[rel=prev]").Attr("href"); v != tc.prev || strings.TrimSpace(d.Find("a[rel=prev]").Text()) != tc.text {
+			t.Errorf("%s: previous meal = %q %q, want %q %q", tc.page.Date, v, strings.TrimSpace(d.Find("a[rel=prev]").Text()), tc.prev, tc.text)
+		}
+		if got := app.Calls.Counts()["Query"]; got != tc.queries {
+			t.Errorf("%s: %d Queries, want %d", tc.page.Date, got, tc.queries)
+		}
 	}
 
 	// From the month: the thumbnail leads here.

@@ -258,6 +258,40 @@ func (s *Store) Window(ctx context.Context, userID string, from, to Date) ([]Mea
 	return meals, nil
 }
 
+// Beyond returns userID's meal nearest outside a window: with before, the
+// last meal whose sort key is below lo; otherwise the first above hi (lo
+// and hi as DayRange gives them). ONE Query with Limit 1, read backwards
+// for before. It returns ErrNotFound when there is no such meal.
+func (s *Store) Beyond(ctx context.Context, userID, lo, hi string, before bool) (*Meal, error) {
+	sk := expression.Key("sk").GreaterThan(expression.Value(hi))
+	if before {
+		sk = expression.Key("sk").LessThan(expression.Value(lo))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("user_id").Equal(expression.Value(userID)).And(sk)).Build()
+	if err != nil {
+		return nil, fmt.Errorf("meal: beyond: %w", err)
+	}
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		Limit:                     aws.Int32(1),
+		ScanIndexForward:          aws.Bool(!before),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("meal: beyond: %w", err)
+	}
+	if len(out.Items) == 0 {
+		return nil, fmt.Errorf("meal: beyond: %w", ErrNotFound)
+	}
+	var m Meal
+	if err := attributevalue.UnmarshalMap(out.Items[0], &m); err != nil {
+		return nil, fmt.Errorf("meal: beyond: decode: %w", err)
+	}
+	return &m, nil
+}
+
 // All returns every meal of userID, oldest first (export and account
 // deletion). It pages through the partition with one Query.
 func (s *Store) All(ctx context.Context, userID string) ([]Meal, error) {
