@@ -101,6 +101,7 @@ func New(d Deps) http.Handler {
 	r.Use(d.Pages.Recover)
 	r.Use(security)
 	r.Use(http.NewCrossOriginProtection().Handler)
+	r.Use(web.Compress())
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
