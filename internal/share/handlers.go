@@ -240,7 +240,9 @@ type adminPage struct {
 }
 
 // AdminList is GET /admin/shares: every share, by paged Scans of shares
-// and users, with its owner's email, label, range, state and opens.
+// and users, with its owner's email, range, state and opens. Not the
+// label: it says who the link is for ("Dr. X, psychiatrist"), and the
+// owner is told only they see it.
 func (h *Handler) AdminList(w http.ResponseWriter, r *http.Request) error {
 	all, err := h.store.List(r.Context())
 	if err != nil {
@@ -257,6 +259,7 @@ func (h *Handler) AdminList(w http.ResponseWriter, r *http.Request) error {
 	now := h.now()
 	rows := make([]adminRow, len(all))
 	for i, sh := range all {
+		sh.Label = "" // who the link is for is the owner's to know
 		rows[i] = adminRow{Share: sh, ID: rowID(sh.Token), OwnerEmail: emails[sh.OwnerID], State: sh.StateAt(now), LastOpened: sh.LastOpenedAt}
 	}
 	return h.pages.Render(w, r, http.StatusOK, "share/admin", &adminPage{Base: web.Base{Title: "Shares"}, Shares: rows})
