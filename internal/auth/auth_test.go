@@ -308,8 +308,14 @@ func TestCrossOriginPostRefused(t *testing.T) {
 	c.SignIn("admin@example.com")
 	req, _ := http.NewRequest(http.MethodPost, app.URL+"/logout", nil)
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
-	if resp := c.Do(req); resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("cross-site POST /logout = %d, want 403", resp.StatusCode)
+	if resp := c.Do(req); resp.StatusCode != http.StatusForbidden || resp.Text("h1") != "Sent from another site" {
+		t.Fatalf("cross-site POST /logout = %d %q, want 403 with the page saying why", resp.StatusCode, resp.Text("h1"))
+	}
+	// A proxy that rewrites Host: same-origin to the browser, not to us.
+	req, _ = http.NewRequest(http.MethodPost, app.URL+"/logout", nil)
+	req.Header.Set("Origin", "https://diary.example.org")
+	if resp := c.Do(req); resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Text("main"), "Host header") {
+		t.Fatalf("POST /logout with a foreign Origin = %d %q, want 403 naming the Host header", resp.StatusCode, resp.Text("main"))
 	}
 	if resp := c.Get("/meals"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("still signed in after refused logout? GET /meals = %d", resp.StatusCode)

@@ -100,7 +100,19 @@ func New(d Deps) http.Handler {
 	r.Use(accessLog)
 	r.Use(d.Pages.Recover)
 	r.Use(security)
-	r.Use(http.NewCrossOriginProtection().Handler)
+	// Cross-site request protection (Sec-Fetch-Site, else Origin against
+	// Host) refuses with our error page and a log line naming both sides:
+	// a proxy that rewrites Host fails every form, and this is where its
+	// operator looks.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.Log.Warn("cross-origin request refused", "method", r.Method, "route", web.RoutePattern(r),
+			"origin", r.Header.Get("Origin"), "host", r.Host, "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"))
+		d.Pages.Error(w, r, &web.Error{Status: http.StatusForbidden, Title: "Sent from another site",
+			Msg: "This form was not accepted: it looked as if another site sent it. Reload the page and send it again. " +
+				"If you run this server and every form ends here, the proxy in front of it changes the Host header (see deploy/README.md)."})
+	}))
+	r.Use(cop.Handler)
 	r.Use(web.Compress())
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
