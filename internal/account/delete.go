@@ -21,7 +21,10 @@ type deletePage struct {
 	web.Base
 	Target *user.User
 	// ByAdmin: an admin deletes someone else's account.
-	ByAdmin               bool
+	ByAdmin bool
+	// Listed: the account's email is in ADMIN_EMAILS, so signing in again
+	// needs no invite: it starts a new, empty account.
+	Listed                bool
 	Meals, Photos, Shares int
 	Action                string
 	Typed, Err            string
@@ -140,6 +143,7 @@ func userIDParam(r *http.Request) string {
 // renderDelete fills in what will be deleted and shows the page.
 func (h *Handler) renderDelete(w http.ResponseWriter, r *http.Request, status int, p *deletePage) error {
 	ctx := r.Context()
+	p.Listed = h.isAdmin != nil && h.isAdmin(p.Target.Email)
 	meals, err := h.meals.All(ctx, p.Target.ID)
 	if err != nil {
 		return err

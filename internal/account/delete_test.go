@@ -358,6 +358,16 @@ func TestDeleteNeedsTheEmail(t *testing.T) {
 	if got := page.Find("#what .count").First().Text(); got != "33" {
 		t.Errorf("confirmation page counts %q meals, want 33", got)
 	}
+	// What signing in again takes: an invite, unless ADMIN_EMAILS lists
+	// the address.
+	for _, tc := range []struct {
+		c    *apptest.Client
+		want string
+	}{{w.victim, "signing in again needs a new invite"}, {w.admin, "signing in again starts a new, empty account"}} {
+		if got := tc.c.Get("/account/delete").Doc().Find("#what li").Last().Text(); !strings.Contains(got, tc.want) {
+			t.Errorf("the page says %q, want %q", got, tc.want)
+		}
+	}
 	for _, typed := range []string{"", "someone@example.com", "victim@example"} {
 		resp := w.victim.PostForm("/account/delete", url.Values{"email": {typed}})
 		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(resp.Text("#email-err"), "Nothing was deleted") {

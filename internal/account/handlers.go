@@ -33,6 +33,7 @@ type Handler struct {
 	now     func() time.Time
 	log     *slog.Logger
 	baseURL string
+	isAdmin func(email string) bool
 	deleted tickets
 	zones   Zones
 }
@@ -53,6 +54,9 @@ type Deps struct {
 	Log     *slog.Logger
 	// BaseURL is the public origin, for the photo links in the JSON export.
 	BaseURL string
+	// IsAdminEmail reports whether an email is in ADMIN_EMAILS (it signs
+	// up without an invite); nil: none is.
+	IsAdminEmail func(email string) bool
 }
 
 // NewHandler returns the account pages.
@@ -60,6 +64,7 @@ func NewHandler(d Deps) *Handler {
 	return &Handler{
 		users: d.Users, meals: d.Meals, shares: d.Shares, photos: d.Photos, deleter: d.Deleter,
 		signOut: d.SignOut, pages: d.Pages, now: d.Now, log: d.Log, baseURL: d.BaseURL,
+		isAdmin: d.IsAdminEmail,
 		deleted: tickets{m: map[string]ticket{}},
 		zones:   ParseZones(zonesTxt),
 	}
@@ -118,6 +123,25 @@ func (h *Handler) TimeZone(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// nameProblem says what is wrong with a display name CleanName refused
+// (trimmed), naming only what applies: bytes that are not text, a
+// character it may not hold, more than MaxNameLen characters.
+func nameProblem(name string) string {
+	var what []string
+	if !utf8.ValidString(name) {
+		what = append(what, "may hold only text (some bytes were not)")
+	} else if bad, refused := text.Refused(name, false); refused {
+		what = append(what, fmt.Sprintf("may not hold %s (nor line breaks, control or invisible formatting characters)", text.Name(bad)))
+	}
+	if utf8.RuneCountInString(name) > user.MaxNameLen {
+		what = append(what, fmt.Sprintf("may have at most %d characters", user.MaxNameLen))
+	}
+	if len(what) == 0 { // CleanName refuses nothing else
+		what = append(what, "could not be read")
+	}
+	return "A name " + strings.Join(what, " and ") + "; it is shown below as it can be saved."
+}
+
 // Name saves the display name that heads the owner's share links. Empty
 // is allowed: the links then say "A meal diary". Once saved here, sign-in
 // no longer replaces it with the provider's name.
@@ -129,10 +153,7 @@ func (h *Handler) Name(w http.ResponseWriter, r *http.Request) error {
 	raw := r.PostForm.Get("name")
 	name, ok := user.CleanName(raw)
 	if !ok {
-		msg := fmt.Sprintf("A name may have at most %d characters and no line breaks or control characters.", user.MaxNameLen)
-		if bad, refused := text.Refused(strings.TrimSpace(raw), false); refused && utf8.ValidString(raw) {
-			msg = fmt.Sprintf("A name may have at most %d characters and may not hold %s (nor line breaks, control or invisible formatting characters); they were taken out below.", user.MaxNameLen, text.Name(bad))
-		}
+		msg := nameProblem(strings.TrimSpace(raw))
 		// Shown again cleaned and cut to the limit, never echoed whole.
 		shown := text.Without(raw, false, user.MaxNameLen)
 		return h.render(w, r, http.StatusUnprocessableEntity, &accountPage{User: u, TZ: u.TimeZone, Name: shown, NameError: msg})

@@ -74,13 +74,15 @@ func TestDisplayNameBadInput(t *testing.T) {
 	app := apptest.New(t)
 	c := app.Client()
 	c.SignInNamed(admin, "Ana Lima")
-	const plain = "A name may have at most 80 characters and no line breaks or control characters."
+	const shown = "; it is shown below as it can be saved."
 	for _, tc := range []struct{ name, value, msg, shown string }{
-		{"too long", strings.Repeat("a", 10_000), plain, strings.Repeat("a", user.MaxNameLen)},
-		{"line break", "Ana\nLima", "A name may have at most 80 characters and may not hold a line break (nor line breaks, control or invisible formatting characters); they were taken out below.", "AnaLima"},
-		{"bidi override", "Ana \u202eamiL", "A name may have at most 80 characters and may not hold the text-direction character U+202E (right-to-left override) (nor line breaks, control or invisible formatting characters); they were taken out below.", "Ana amiL"},
-		{"bidi isolate", "Ana \u2067Lima", "A name may have at most 80 characters and may not hold the text-direction character U+2067 (right-to-left isolate) (nor line breaks, control or invisible formatting characters); they were taken out below.", "Ana Lima"},
-		{"not UTF-8", "An\xe1", plain, "An"},
+		{"too long", strings.Repeat("a", 10_000), "A name may have at most 80 characters" + shown, strings.Repeat("a", user.MaxNameLen)},
+		{"line break", "Ana\nLima", "A name may not hold a line break (nor line breaks, control or invisible formatting characters)" + shown, "AnaLima"},
+		{"bidi override", "Ana \u202eamiL", "A name may not hold the text-direction character U+202E (right-to-left override) (nor line breaks, control or invisible formatting characters)" + shown, "Ana amiL"},
+		{"bidi isolate", "Ana \u2067Lima", "A name may not hold the text-direction character U+2067 (right-to-left isolate) (nor line breaks, control or invisible formatting characters)" + shown, "Ana Lima"},
+		{"long with a tab", strings.Repeat("b", 90) + "\t", "A name may have at most 80 characters" + shown, strings.Repeat("b", user.MaxNameLen)},
+		{"long with a bidi override", "\u202e" + strings.Repeat("c", 90), "A name may not hold the text-direction character U+202E (right-to-left override) (nor line breaks, control or invisible formatting characters) and may have at most 80 characters" + shown, strings.Repeat("c", user.MaxNameLen)},
+		{"not UTF-8", "An\xe1", "A name may hold only text (some bytes were not)" + shown, "An"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := c.PostForm("/account/name", url.Values{"name": {tc.value}})
