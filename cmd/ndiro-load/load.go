@@ -169,7 +169,8 @@ func (w *world) step(ctx context.Context, o *owner) []sample {
 		at := time.Date(2026, 9, 1, rand.IntN(24), rand.IntN(60), rand.IntN(60), 0, time.UTC)
 		start := time.Now()
 		status, err := o.upload(ctx, p, at)
-		s := sample{route: routeUpload, took: time.Since(start), status: status, err: err}
+		end := time.Now()
+		s := sample{route: routeUpload, took: end.Sub(start), end: end, status: status, err: err}
 		s.unexpected = err == nil && status != http.StatusSeeOther && status < 500 && status != http.StatusTooManyRequests
 		return []sample{s}
 	case "edit":
