@@ -199,8 +199,16 @@ func (h *Handler) preview(w http.ResponseWriter, r *http.Request) error {
 
 // outside is the 404 for a day the share does not cover.
 func outside(sh *Share, d meal.Date) error {
-	return &web.Error{Status: http.StatusNotFound, Title: "Day not shared",
-		Msg: fmt.Sprintf("This link shows %s; %s is not part of it.", sh.RangeText(), d.Time().Format("2 Jan 2006"))}
+	return backTo(sh, &web.Error{Status: http.StatusNotFound, Title: "Day not shared",
+		Msg: fmt.Sprintf("This link shows %s; %s is not part of it.", sh.RangeText(), d.Time().Format("2 Jan 2006"))})
+}
+
+// backTo makes e, a refusal under a share that opened, lead back to the
+// share's first page: its recipient has no account, so the usual way on
+// (the start page) would only offer them a sign-in.
+func backTo(sh *Share, e *web.Error) *web.Error {
+	e.Back, e.BackText = "/s/"+sh.Token, "Back to the shared diary"
+	return e
 }
 
 // Page is GET /s/{token}: the shared range, PageDays at a time from
@@ -222,7 +230,7 @@ func (h *Handler) Page(w http.ResponseWriter, r *http.Request) error {
 	if q.Has("from") {
 		d, err := meal.ParseDate(q.Get("from"))
 		if err != nil {
-			return web.BadRequest("The page's first day (from) must be written like 2026-09-01.")
+			return backTo(sh, web.BadRequest("The page's first day (from) must be written like 2026-09-01."))
 		}
 		if !sh.Contains(d) {
 			return outside(sh, d)
@@ -316,7 +324,7 @@ func (h *Handler) Week(w http.ResponseWriter, r *http.Request) error {
 	if s := r.URL.Query().Get("start"); s != "" {
 		d, err := meal.ParseDate(s)
 		if err != nil {
-			return web.BadRequest("The week's first day (start) must be written like 2026-09-01.")
+			return backTo(sh, web.BadRequest("The week's first day (start) must be written like 2026-09-01."))
 		}
 		if !sh.Contains(d) {
 			return outside(sh, d)

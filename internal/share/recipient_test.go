@@ -659,3 +659,29 @@ func TestTokensNeverLogged(t *testing.T) {
 		}
 	}
 }
+
+// TestRecipientRefusalsLeadBack: a refusal under a link that opens (a day
+// outside its range, a badly written day) leads back to the shared diary,
+// not to the start page's sign-in; an unknown link offers no way into it.
+func TestRecipientRefusalsLeadBack(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	anon := w.app.Client()
+	for _, tc := range []struct {
+		path   string
+		status int
+		back   string
+	}{
+		{"/s/" + w.valid + "?from=2026-09-20", http.StatusNotFound, "/s/" + w.valid},
+		{"/s/" + w.valid + "?from=bad", http.StatusBadRequest, "/s/" + w.valid},
+		{"/s/" + w.valid + "/week?start=2027-05-01", http.StatusNotFound, "/s/" + w.valid},
+		{"/s/" + w.valid + "/week?start=tomorrow", http.StatusBadRequest, "/s/" + w.valid},
+		{"/s/" + w.unknown, http.StatusNotFound, "/"},
+	} {
+		resp := anon.Get(tc.path)
+		next := resp.Doc().Find(".error-next a")
+		if href, _ := next.Attr("href"); resp.StatusCode != tc.status || href != tc.back {
+			t.Errorf("GET %s = %d leading to %q (%q), want %d leading to %q", tc.path, resp.StatusCode, href, strings.TrimSpace(next.Text()), tc.status, tc.back)
+		}
+	}
+}
