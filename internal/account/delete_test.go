@@ -183,6 +183,30 @@ func TestDeleteAccount(t *testing.T) {
 	}
 }
 
+// TestSignUpAgainAfterDeletion: once the deletion has finished, the same
+// person invited again signs up with the same ID, and their writes are
+// admitted (the write gate closed by the deletion is open again).
+func TestSignUpAgainAfterDeletion(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.deleteVictim(t)
+	if h := w.holdings(t, w.id); h["user"] != 0 {
+		t.Fatalf("users row still there after the deletion: %v", h)
+	}
+	again := w.admin.CreateInvite(url.Values{"role": {"owner"}})
+	c := w.app.Client()
+	if resp := c.SignInVia("/login?invite="+again, victimEmail); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-up again = %d, want 303", resp.StatusCode)
+	}
+	form := url.Values{"date": {"2026-10-01"}, "time": {"12:30"}, "kind": {"lunch"}, "notes": {"back"}}
+	if resp := c.PostMultipart("/meals", form, apptest.File{Field: "photo", Name: "p.jpg", Body: apptest.JPEG(t, 64, 48, color.RGBA{G: 200})}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("POST /meals after signing up again = %d, want 303", resp.StatusCode)
+	}
+	if got := w.holdings(t, w.id)["meals"]; got != 1 {
+		t.Errorf("meals of the new account = %d, want 1", got)
+	}
+}
+
 // TestDeletionFaults breaks each step in turn, mid-batch where a step has
 // batches: the run stops at that step and the admin page says so; once the
 // fault is gone, a resume (as start-up does) finishes the deletion.
