@@ -165,10 +165,12 @@ func (s *Store) Get(ctx context.Context, ownerID, key string) (*Object, error) {
 }
 
 // Stream copies the object key, which must lie under ownerID's prefix
-// (ErrOutsidePrefix), to w as it arrives from S3, never holding it whole
-// in memory (the account export). It returns the bytes copied, or
-// ErrNotFound.
-func (s *Store) Stream(ctx context.Context, ownerID, key string, w io.Writer) (int64, error) {
+// (ErrOutsidePrefix), as it arrives from S3, never holding it whole in
+// memory (the account export). The destination is the writer open returns;
+// open is called only once S3 has answered with the object, so a missing
+// object (ErrNotFound) leaves nothing at the destination. It returns the
+// bytes copied; an error from open is returned as it is.
+func (s *Store) Stream(ctx context.Context, ownerID, key string, open func() (io.Writer, error)) (int64, error) {
 	if !underPrefix(ownerID, key) {
 		return 0, ErrOutsidePrefix
 	}
@@ -180,6 +182,10 @@ func (s *Store) Stream(ctx context.Context, ownerID, key string, w io.Writer) (i
 		return 0, fmt.Errorf("photo: stream %s: %w", key, err)
 	}
 	defer out.Body.Close()
+	w, err := open()
+	if err != nil {
+		return 0, err
+	}
 	n, err := io.Copy(w, out.Body)
 	if err != nil {
 		return n, fmt.Errorf("photo: stream %s: %w", key, err)
