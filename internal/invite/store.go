@@ -308,10 +308,10 @@ func (s *Store) Revoke(ctx context.Context, tok string, now time.Time) error {
 // deletion): the invites they created that nobody claimed (open, expired or
 // revoked), and the invite they claimed, which holds their email and user
 // ID. Invites they created that others claimed stay: those record the
-// others' sign-ups. A paged Scan finds them; each delete is conditional on
-// the invite still being in the state that made it deletable, so an invite
-// claimed meanwhile by someone else is kept. It returns how many it deleted
-// and can be re-run.
+// others' sign-ups. A paged, strongly consistent Scan finds them; each
+// delete is conditional on the invite still being in the state that made it
+// deletable, so an invite claimed meanwhile by someone else is kept. It
+// returns how many it deleted and can be re-run.
 func (s *Store) DeleteFor(ctx context.Context, userID string) (int, error) {
 	if userID == "" {
 		return 0, fmt.Errorf("invite: delete for user: empty user id")
@@ -322,8 +322,11 @@ func (s *Store) DeleteFor(ctx context.Context, userID string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("invite: delete for user: %w", err)
 	}
+	// Strongly consistent: an invite created just before the account was
+	// marked must be seen.
 	all, err := dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{
 		TableName:                 aws.String(s.table),
+		ConsistentRead:            aws.Bool(true),
 		FilterExpression:          expr.Filter(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),

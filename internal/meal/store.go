@@ -269,7 +269,7 @@ func (s *Store) All(ctx context.Context, userID string) ([]Meal, error) {
 }
 
 // DeleteAll deletes every meal of userID (a step of account deletion):
-// Query pages of keys only, each page deleted with BatchWriteItem (25 at a
+// strongly consistent Query pages of keys only, each page deleted with BatchWriteItem (25 at a
 // time, unprocessed items resent). It returns how many meals it deleted;
 // meals already gone are no error, so it can be re-run after a failure
 // part-way.
@@ -284,8 +284,11 @@ func (s *Store) DeleteAll(ctx context.Context, userID string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("meal: delete all: %w", err)
 	}
+	// Strongly consistent: a meal written just before the account was
+	// marked (the write gate waited for it) must be seen.
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
+		ConsistentRead:            aws.Bool(true),
 		Limit:                     s.limit(),
 		KeyConditionExpression:    expr.KeyCondition(),
 		ProjectionExpression:      expr.Projection(),
