@@ -196,7 +196,8 @@ func (s *Store) Claim(ctx context.Context, tok, userID, email string, now time.T
 
 // whyRefused names the sentinel for a failed claim condition, from the old
 // item the failure returned or, if the backend returned none, a fresh read.
-// The read only picks the message; the write already decided.
+// The read only picks the message; the write already decided. A read that
+// fails (not ErrNotFound) is returned as it is: no sentinel fits it.
 func (s *Store) whyRefused(ctx context.Context, tok string, condErr error, userID, email string, now time.Time) error {
 	var inv *Invite
 	var cf *types.ConditionalCheckFailedException
@@ -208,11 +209,11 @@ func (s *Store) whyRefused(ctx context.Context, tok string, condErr error, userI
 	}
 	if inv == nil {
 		got, err := s.Get(ctx, tok)
+		if errors.Is(err, ErrNotFound) {
+			return ErrNotFound
+		}
 		if err != nil {
-			if errors.Is(err, ErrNotFound) {
-				return ErrNotFound
-			}
-			return ErrClaimed
+			return err // the read failed: no reason to give
 		}
 		inv = got
 	}
@@ -293,8 +294,12 @@ func (s *Store) Revoke(ctx context.Context, tok string, now time.Time) error {
 		if errors.As(err, &cf) && len(cf.Item) > 0 {
 			return fmt.Errorf("invite: revoke: %w", ErrClaimed)
 		}
-		if _, gerr := s.Get(ctx, tok); errors.Is(gerr, ErrNotFound) {
+		_, gerr := s.Get(ctx, tok)
+		switch {
+		case errors.Is(gerr, ErrNotFound):
 			return fmt.Errorf("invite: revoke: %w", ErrNotFound)
+		case gerr != nil:
+			return fmt.Errorf("invite: revoke: %w", gerr)
 		}
 		return fmt.Errorf("invite: revoke: %w", ErrClaimed)
 	}

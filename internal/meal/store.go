@@ -163,10 +163,14 @@ func (s *Store) Update(ctx context.Context, m *Meal) error {
 		if errors.As(err, &cf) && len(cf.Item) > 0 {
 			return fmt.Errorf("meal: update: %w", ErrConflict)
 		}
-		if _, gerr := s.Get(ctx, m.UserID, mustDate(m.Date), m.ID); gerr == nil {
+		_, gerr := s.Get(ctx, m.UserID, mustDate(m.Date), m.ID)
+		switch {
+		case gerr == nil:
 			return fmt.Errorf("meal: update: %w", ErrConflict)
+		case errors.Is(gerr, ErrNotFound):
+			return fmt.Errorf("meal: update: %w", ErrNotFound)
 		}
-		return fmt.Errorf("meal: update: %w", ErrNotFound)
+		return fmt.Errorf("meal: update: %w", gerr)
 	}
 	if err != nil {
 		return fmt.Errorf("meal: update: %w", err)

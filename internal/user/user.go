@@ -366,8 +366,12 @@ func (s *Store) SetProviderName(ctx context.Context, id, name string) error {
 		},
 	})
 	if dynamo.IsConditionFailed(err) {
-		if _, gerr := s.Get(ctx, id); errors.Is(gerr, ErrNotFound) {
+		_, gerr := s.Get(ctx, id)
+		switch {
+		case errors.Is(gerr, ErrNotFound):
 			return fmt.Errorf("user: set provider name: %w", ErrNotFound)
+		case gerr != nil:
+			return fmt.Errorf("user: set provider name: %w", gerr)
 		}
 		return fmt.Errorf("user: set provider name: %w", ErrNameChosen)
 	}
@@ -425,7 +429,8 @@ func (s *Store) SetDisabled(ctx context.Context, id string, disabled bool) error
 }
 
 // update runs one conditional UpdateItem on the row id; a failed
-// condition is ErrNotFound if the row is gone, ErrState otherwise.
+// condition is ErrNotFound if the row is gone, ErrState otherwise (or the
+// error of the read that tells them apart, if it fails).
 func (s *Store) update(ctx context.Context, what, id string, cond expression.ConditionBuilder, upd expression.UpdateBuilder) error {
 	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
 	if err != nil {
@@ -445,10 +450,14 @@ func (s *Store) update(ctx context.Context, what, id string, cond expression.Con
 		if errors.As(err, &cf) && len(cf.Item) > 0 {
 			return fmt.Errorf("user: %s: %w", what, ErrState)
 		}
-		if _, gerr := s.Get(ctx, id); gerr == nil {
+		_, gerr := s.Get(ctx, id)
+		switch {
+		case gerr == nil:
 			return fmt.Errorf("user: %s: %w", what, ErrState)
+		case errors.Is(gerr, ErrNotFound):
+			return fmt.Errorf("user: %s: %w", what, ErrNotFound)
 		}
-		return fmt.Errorf("user: %s: %w", what, ErrNotFound)
+		return fmt.Errorf("user: %s: %w", what, gerr)
 	}
 	if err != nil {
 		return fmt.Errorf("user: %s: %w", what, err)
