@@ -194,22 +194,24 @@ func (s *Store) Stream(ctx context.Context, ownerID, key string, open func() (io
 }
 
 // Head returns the version the object key (under ownerID's prefix) carries
-// in its metadata, without reading it (HeadObject), or ErrNotFound. The
-// orphan check compares it with the meal's photo_v.
-func (s *Store) Head(ctx context.Context, ownerID, key string) (Version, error) {
+// in its metadata and when it was last written (S3's Last-Modified, to the
+// second), without reading it (HeadObject), or ErrNotFound. The orphan
+// check compares the version with the meal's photo_v, and its clean-up
+// the time with its grace period.
+func (s *Store) Head(ctx context.Context, ownerID, key string) (Version, time.Time, error) {
 	if !underPrefix(ownerID, key) {
-		return 0, ErrOutsidePrefix
+		return 0, time.Time{}, ErrOutsidePrefix
 	}
 	out, err := s.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	var nf *types.NotFound
 	if errors.As(err, &nf) || isNoSuchKey(err) {
-		return 0, ErrNotFound
+		return 0, time.Time{}, ErrNotFound
 	}
 	if err != nil {
-		return 0, fmt.Errorf("photo: head %s: %w", key, err)
+		return 0, time.Time{}, fmt.Errorf("photo: head %s: %w", key, err)
 	}
 	v, _ := strconv.ParseInt(metadata(out.Metadata, metaVersion), 10, 64)
-	return Version(v), nil
+	return Version(v), aws.ToTime(out.LastModified), nil
 }
 
 // ObjectInfo is one object of a listing.
