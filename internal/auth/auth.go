@@ -421,8 +421,9 @@ func (h *Handler) followProviderName(ctx context.Context, u *user.User, name str
 }
 
 // signUp creates the users row for a first sign-in: from the invite being
-// claimed, or as an admin for ADMIN_EMAILS; anyone else gets the "you need
-// an invite" page. A claim re-run by the same person is a no-op, so a
+// claimed, or as an admin for ADMIN_EMAILS, who need no invite (an invite
+// of theirs that cannot be used is left unclaimed); anyone else gets the
+// "you need an invite" page, or the invite's refusal. A claim re-run by the same person is a no-op, so a
 // sign-up that failed half-way (the claim written, the users row not) is
 // finished by the next sign-in, through the invite link or without it:
 // a sign-in without an invite looks for one claimed by sub.
@@ -437,13 +438,23 @@ func (h *Handler) signUp(ctx context.Context, sub, email, name, inviteTok string
 			return nil, err
 		}
 	}
-	switch {
-	case inviteTok != "":
+	var claimed *invite.Invite
+	if inviteTok != "" {
 		inv, err := h.invites.Claim(ctx, inviteTok, sub, email, h.now())
-		if err != nil {
+		switch {
+		case err == nil:
+			claimed = inv
+		case h.isAdmin(email) && invite.Refused(err):
+			// ADMIN_EMAILS need no invite: one that cannot be used
+			// (expired, claimed, revoked, for another address) is left as
+			// it is, and they sign up as an admin without it.
+		default:
 			return nil, invite.RefusalError(err)
 		}
-		u.Role, u.InviteToken = inv.Role, inv.Token
+	}
+	switch {
+	case claimed != nil:
+		u.Role, u.InviteToken = claimed.Role, claimed.Token
 		if h.isAdmin(email) {
 			u.Role = user.RoleAdmin
 		}
