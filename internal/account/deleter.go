@@ -24,7 +24,7 @@ const (
 	StepPhotos  Step = "photos"  // every object under the user's prefixes
 	StepMeals   Step = "meals"   // every meals row of the user
 	StepShares  Step = "shares"  // every share link of the user
-	StepInvites Step = "invites" // open invites they created, the one they claimed
+	StepInvites Step = "invites" // invites they created that nobody claimed, the one they signed up with
 	StepUser    Step = "user"    // the users row itself
 )
 

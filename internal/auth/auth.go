@@ -262,9 +262,9 @@ const googleIssuer = "https://accounts.google.com"
 // to let people pick an account (prompt=select_account), given the
 // prompt_values_supported of its discovery document. Google lists none but
 // honours it, and people there often have several accounts; other
-// providers get it only if they list it, because some (oidc-provider,
-// found by make e2e) refuse the whole request for a prompt value they do
-// not support.
+// providers get it only if they list it, because some (oidc-provider among
+// them) refuse the whole authorization request, not just the parameter,
+// for a prompt value they do not support.
 func wantsSelectAccount(issuer string, supported []string) bool {
 	if issuer == googleIssuer {
 		return true
@@ -352,8 +352,9 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	}
 	if c.Email == "" {
 		// A provider may return the email scope's claims from its userinfo
-		// endpoint only, not in the ID token (OIDC Core 5.4); oidc-provider
-		// does by default (found by make e2e). Google puts them in both.
+		// endpoint only, not in the ID token (OIDC Core 5.4), as
+		// oidc-provider does by default; Google puts them in both. So an ID
+		// token without an email is not a refusal: ask userinfo.
 		ui, err := h.provider.UserInfo(octx, oauth2.StaticTokenSource(tok))
 		if err != nil {
 			return &web.Error{Status: http.StatusBadGateway, Title: "Sign-in failed", Msg: h.name + " did not tell ndiro your email address. " + errRestart, Err: fmt.Errorf("userinfo: %w", err)}

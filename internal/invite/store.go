@@ -40,13 +40,21 @@ type Invite struct {
 	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
 }
 
-// State is where an invite stands at a given time.
+// State is where an invite stands at a given time (Invite.StateAt); it is
+// worked out from the item's attributes, not stored.
 type State string
 
+// The states, as the admin's invite list shows them.
 const (
-	StateOpen    State = "open"
+	// StateOpen: not claimed, revoked or expired; its link signs someone up.
+	StateOpen State = "open"
+	// StateClaimed: someone signed up with it (claimed_by is set); only
+	// they can use it again, to finish a sign-up that failed half-way.
 	StateClaimed State = "claimed"
+	// StateRevoked: an admin withdrew it before anyone claimed it.
 	StateRevoked State = "revoked"
+	// StateExpired: unclaimed past expires_at; the table's TTL deletes it
+	// some days later.
 	StateExpired State = "expired"
 )
 
