@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"ndiro/internal/meal"
@@ -243,7 +242,7 @@ func (m *Monitor) check(ctx context.Context) (*Report, error) {
 		present[o.Key] = true
 		owner, date, id, _, ok := photo.ParseKey(o.Key)
 		if !ok {
-			owner, _, _ = strings.Cut(strings.TrimPrefix(o.Key, "users/"), "/")
+			owner, _ = photo.OwnerOfKey(o.Key)
 		}
 		switch {
 		case !settled(o.Modified):
