@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/google/go-cmp/cmp"
 
 	"ndiro/internal/account"
@@ -45,10 +48,10 @@ type world struct {
 	claimed, owned string // the invite the victim signed up with, one they made
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T, dynamoOpts ...func(*dynamodb.Options)) *world {
 	t.Helper()
 	f := &apptest.Faults{}
-	app := apptest.New(t, apptest.Options{Faults: f})
+	app := apptest.New(t, apptest.Options{Faults: f, DynamoOptions: dynamoOpts})
 	app.Deletions.SetRetry(2, time.Millisecond)
 	w := &world{app: app, faults: f, adminID: localenv.Subject(adminEmail), id: localenv.Subject(victimEmail)}
 	w.admin = app.Client()
@@ -180,6 +183,80 @@ func TestDeleteAccount(t *testing.T) {
 	}
 	if r := w.app.Client().Get("/s/" + w.victimShare); r.StatusCode != http.StatusNotFound {
 		t.Errorf("the deleted account's share = %d, want 404", r.StatusCode)
+	}
+}
+
+// TestSignUpAgainAfterDeletion: once the deletion has finished, the same
+// person invited again signs up with the same ID, and their writes are
+// admitted (the write gate closed by the deletion is open again).
+func TestSignUpAgainAfterDeletion(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.deleteVictim(t)
+	if h := w.holdings(t, w.id); h["user"] != 0 {
+		t.Fatalf("users row still there after the deletion: %v", h)
+	}
+	again := w.admin.CreateInvite(url.Values{"role": {"owner"}})
+	c := w.app.Client()
+	if resp := c.SignInVia("/login?invite="+again, victimEmail); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-up again = %d, want 303", resp.StatusCode)
+	}
+	form := url.Values{"date": {"2026-10-01"}, "time": {"12:30"}, "kind": {"lunch"}, "notes": {"back"}}
+	if resp := c.PostMultipart("/meals", form, apptest.File{Field: "photo", Name: "p.jpg", Body: apptest.JPEG(t, 64, 48, color.RGBA{G: 200})}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("POST /meals after signing up again = %d, want 303", resp.StatusCode)
+	}
+	if got := w.holdings(t, w.id)["meals"]; got != 1 {
+		t.Errorf("meals of the new account = %d, want 1", got)
+	}
+}
+
+// TestDeletionReadsAreConsistent: every Query and Scan the deletion makes
+// to find what to delete is strongly consistent, so an item written just
+// before the account was marked is not missed. The emulators are always
+// consistent, so the test checks the requests the app sends.
+func TestDeletionReadsAreConsistent(t *testing.T) {
+	t.Parallel()
+	var (
+		mu        sync.Mutex
+		recording bool
+		reads     []string // "Op table consistent"
+	)
+	watch := func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("consistencyWatch",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					var read string
+					switch p := in.Parameters.(type) {
+					case *dynamodb.QueryInput:
+						read = fmt.Sprint("Query ", aws.ToString(p.TableName), " ", aws.ToBool(p.ConsistentRead))
+					case *dynamodb.ScanInput:
+						read = fmt.Sprint("Scan ", aws.ToString(p.TableName), " ", aws.ToBool(p.ConsistentRead))
+					}
+					mu.Lock()
+					if recording && read != "" {
+						reads = append(reads, read)
+					}
+					mu.Unlock()
+					return next.HandleInitialize(ctx, in)
+				}), middleware.Before)
+		})
+	}
+	w := newWorld(t, watch)
+	mu.Lock()
+	recording = true
+	mu.Unlock()
+	w.deleteVictim(t)
+	mu.Lock()
+	recording = false
+	got := slices.Compact(slices.Sorted(slices.Values(reads)))
+	mu.Unlock()
+	want := []string{
+		"Query " + w.app.Tables.Meals.Name + " true",
+		"Scan " + w.app.Tables.Invites.Name + " true",
+		"Scan " + w.app.Tables.Shares.Name + " true",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("reads of the deletion (-want +got):\n%s", d)
 	}
 }
 

@@ -24,7 +24,7 @@ const (
 	StepPhotos  Step = "photos"  // every object under the user's prefixes
 	StepMeals   Step = "meals"   // every meals row of the user
 	StepShares  Step = "shares"  // every share link of the user
-	StepInvites Step = "invites" // open invites they created, the one they claimed
+	StepInvites Step = "invites" // invites they created that nobody claimed, the one they signed up with
 	StepUser    Step = "user"    // the users row itself
 )
 
@@ -252,6 +252,7 @@ var errNotMarked = errors.New("account is not marked for deletion")
 func (dl *Deleter) runOnce(ctx context.Context, userID string) (Step, error) {
 	u, err := dl.d.Users.Get(ctx, userID)
 	if errors.Is(err, user.ErrNotFound) {
+		dl.d.Gate.Forget(userID)
 		return "", nil // the last step ran already
 	}
 	if err != nil {
@@ -279,6 +280,9 @@ func (dl *Deleter) runOnce(ctx context.Context, userID string) (Step, error) {
 		}
 		dl.d.Log.Info("account deletion step done", "user_id", userID, "step", string(st), "deleted", n)
 		if st == StepUser {
+			// The account is gone: its ID may sign up anew (invited
+			// again), and that account's writes must be admitted.
+			dl.d.Gate.Forget(userID)
 			break
 		}
 		if err := dl.d.Users.SetDeletionProgress(ctx, userID, string(Steps[i+1]), ""); err != nil {

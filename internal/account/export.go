@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -32,12 +33,15 @@ type exportMeal struct {
 }
 
 // exportPhoto locates a meal's photo: URL on this site (it opens while
-// signed in) in export.json, File inside the zip in meals.json.
+// signed in) in export.json, File inside the zip in meals.json. Missing is
+// true, and File empty, in meals.json for a photo whose object was not in
+// the bucket when the zip was made: the zip holds no file for it.
 type exportPhoto struct {
-	URL    string `json:"url,omitempty"`
-	File   string `json:"file,omitempty"`
-	Width  int    `json:"width"`
-	Height int    `json:"height"`
+	URL     string `json:"url,omitempty"`
+	File    string `json:"file,omitempty"`
+	Missing bool   `json:"missing,omitempty"`
+	Width   int    `json:"width"`
+	Height  int    `json:"height"`
 }
 
 // Export sends every meal of the owner as JSON, numbers as JSON numbers.
@@ -79,15 +83,19 @@ func (h *Handler) exportFile(u *user.User, meals []meal.Meal, locate func(*meal.
 // photo over a slow line.
 const ExportDeadline = 30 * time.Minute
 
-// ExportZip streams every meal of the owner as a zip: meals.json (as
-// Export, with each photo's file name), meals.csv (RFC 4180, UTF-8 with a
-// byte-order mark, formulas neutralised) and photos/{date}/{meal_id}.jpg,
-// the display copies, read straight from S3 (not through the shared photo
-// cache) one at a time, so memory stays flat whatever the number of
-// photos. The archive is written to the response as it is built: there is
-// no Content-Length, and a failure after the first byte aborts the
-// response (http.ErrAbortHandler), so the download fails visibly instead
-// of ending as a valid-looking but incomplete zip.
+// ExportZip streams every meal of the owner as a zip:
+// photos/{date}/{meal_id}.jpg, the display copies, read straight from S3
+// (not through the shared photo cache) one at a time, so memory stays flat
+// whatever the number of photos; then meals.json (as Export, with each
+// photo's file name) and meals.csv (RFC 4180, UTF-8 with a byte-order mark,
+// formulas neutralised). A photo whose object is missing from the bucket
+// (photo.ErrNotFound) is left out and marked in both: "missing": true and
+// no file in meals.json, an empty photo cell and photo_missing "true" in
+// meals.csv; the rest of the export goes on. The archive is written to the
+// response as it is built: there is no Content-Length, and any other
+// failure after the first byte aborts the response (http.ErrAbortHandler),
+// so the download fails visibly instead of ending as a valid-looking but
+// incomplete zip.
 func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	u := user.FromContext(ctx)
@@ -109,7 +117,31 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 		h.log.Error("export failed mid-stream", "user_id", u.ID, "part", what, "err", err)
 		panic(http.ErrAbortHandler)
 	}
+	// The photos first: which of them are missing is known only once they
+	// have been asked for, and meals.json and meals.csv say so.
+	missing := map[string]bool{} // meal IDs
+	for i := range meals {
+		m := &meals[i]
+		if !m.HasPhoto() {
+			continue
+		}
+		_, err := h.photos.Stream(ctx, u.ID, photo.Key(u.ID, m.Date, m.ID, photo.SizeDisplay), func() (io.Writer, error) {
+			// JPEG is compressed already: stored, not deflated again.
+			return zw.CreateHeader(&zip.FileHeader{Name: photoFile(m), Method: zip.Store, Modified: m.UpdatedAt})
+		})
+		if errors.Is(err, photo.ErrNotFound) {
+			h.log.Warn("export photo missing", "user_id", u.ID, "meal_id", m.ID)
+			missing[m.ID] = true
+			continue
+		}
+		if err != nil {
+			abort("photo", err)
+		}
+	}
 	f := h.exportFile(u, meals, func(m *meal.Meal) *exportPhoto {
+		if missing[m.ID] {
+			return &exportPhoto{Missing: true, Width: m.PhotoW, Height: m.PhotoH}
+		}
 		return &exportPhoto{File: photoFile(m), Width: m.PhotoW, Height: m.PhotoH}
 	})
 	jw, err := zw.CreateHeader(&zip.FileHeader{Name: "meals.json", Method: zip.Deflate, Modified: f.ExportedAt})
@@ -125,22 +157,8 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		abort("meals.csv", err)
 	}
-	if err := writeCSV(cw, meals); err != nil {
+	if err := writeCSV(cw, meals, missing); err != nil {
 		abort("meals.csv", err)
-	}
-	for i := range meals {
-		m := &meals[i]
-		if !m.HasPhoto() {
-			continue
-		}
-		// JPEG is compressed already: stored, not deflated again.
-		pw, err := zw.CreateHeader(&zip.FileHeader{Name: photoFile(m), Method: zip.Store, Modified: m.UpdatedAt})
-		if err != nil {
-			abort("photo", err)
-		}
-		if _, err := h.photos.Stream(ctx, u.ID, photo.Key(u.ID, m.Date, m.ID, photo.SizeDisplay), pw); err != nil {
-			abort("photo", err)
-		}
 	}
 	if err := zw.Close(); err != nil {
 		abort("zip directory", err)
@@ -153,13 +171,14 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 func photoFile(m *meal.Meal) string { return "photos/" + m.Date + "/" + m.ID + ".jpg" }
 
 // csvHeader names meals.csv's columns.
-var csvHeader = []string{"id", "date", "time", "kind", "notes", "kcal", "protein_g", "carbs_g", "fat_g", "hunger", "fullness", "photo", "photo_taken", "created_at", "updated_at"}
+var csvHeader = []string{"id", "date", "time", "kind", "notes", "kcal", "protein_g", "carbs_g", "fat_g", "hunger", "fullness", "photo", "photo_taken", "created_at", "updated_at", "photo_missing"}
 
 // writeCSV writes meals as RFC 4180 CSV (CRLF line ends, quoted where
 // needed) after a UTF-8 byte-order mark, which spreadsheet apps need to
 // read UTF-8. Text cells go through textCell; numbers are written as they
-// are stored.
-func writeCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal) error {
+// are stored. A meal whose ID is in missing has a photo the zip lacks: its
+// photo cell is empty and its photo_missing cell "true".
+func writeCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal, missing map[string]bool) error {
 	if _, err := w.Write([]byte("\uFEFF")); err != nil {
 		return err
 	}
@@ -182,8 +201,11 @@ func writeCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal) erro
 	}
 	for i := range meals {
 		m := &meals[i]
-		file := ""
-		if m.HasPhoto() {
+		file, lost := "", ""
+		switch {
+		case missing[m.ID]:
+			lost = "true"
+		case m.HasPhoto():
 			file = photoFile(m)
 		}
 		rec := []string{
@@ -191,6 +213,7 @@ func writeCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal) erro
 			num(m.Kcal), num(m.ProteinG), num(m.CarbsG), num(m.FatG), scale(m.Hunger), scale(m.Fullness),
 			textCell(file), textCell(m.PhotoTaken),
 			m.CreatedAt.UTC().Format(time.RFC3339), m.UpdatedAt.UTC().Format(time.RFC3339),
+			lost,
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/google/go-cmp/cmp"
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
@@ -188,5 +189,73 @@ func TestExportZipFailsVisibly(t *testing.T) {
 	}
 	if !errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "unexpected EOF") {
 		t.Logf("read error: %v", err)
+	}
+}
+
+// TestExportZipMissingPhoto: a meal whose photo object is gone from the
+// bucket does not stop the export; the zip lacks that photo only, and
+// meals.json and meals.csv mark it missing.
+func TestExportZipMissingPhoto(t *testing.T) {
+	t.Parallel()
+	app, c, ms := exportOwner(t, nil)
+	if _, err := app.Env.S3.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String("test-photos"), Key: aws.String(ms[0].PhotoKeys()[0])}); err != nil {
+		t.Fatal(err)
+	}
+	resp := c.Get("/account/export.zip")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /account/export.zip = %d", resp.StatusCode)
+	}
+	zr, err := zip.NewReader(strings.NewReader(resp.Body), int64(len(resp.Body)))
+	if err != nil {
+		t.Fatalf("the export does not open as a zip: %v", err)
+	}
+	files := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f.Name], _ = io.ReadAll(rc)
+		rc.Close()
+	}
+	lost, kept := "photos/2026-09-01/"+ms[0].ID+".jpg", "photos/2026-09-02/"+ms[1].ID+".jpg"
+	if _, ok := files[lost]; ok {
+		t.Errorf("zip holds %s, whose object is missing", lost)
+	}
+	if len(files[kept]) == 0 {
+		t.Errorf("zip lacks %s, whose object is there", kept)
+	}
+
+	var js struct {
+		Meals []struct {
+			ID    string         `json:"id"`
+			Photo map[string]any `json:"photo"`
+		} `json:"meals"`
+	}
+	if err := json.Unmarshal(files["meals.json"], &js); err != nil || len(js.Meals) != 3 {
+		t.Fatalf("meals.json: %v, %d meals", err, len(js.Meals))
+	}
+	for i, want := range []map[string]any{
+		{"missing": true, "width": float64(ms[0].PhotoW), "height": float64(ms[0].PhotoH)},
+		{"file": kept, "width": float64(ms[1].PhotoW), "height": float64(ms[1].PhotoH)},
+		nil,
+	} {
+		if d := cmp.Diff(want, js.Meals[i].Photo); d != "" {
+			t.Errorf("meals.json meal %d photo (-want +got):\n%s", i, d)
+		}
+	}
+
+	rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(files["meals.csv"], []byte("\xEF\xBB\xBF")))).ReadAll()
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("meals.csv: %v, %d rows, want a header and 3", err, len(rows))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for i, want := range [][2]string{{"", "true"}, {kept, ""}, {"", ""}} {
+		if got := [2]string{rows[i+1][col["photo"]], rows[i+1][col["photo_missing"]]}; got != want {
+			t.Errorf("meals.csv row %d photo, photo_missing = %q, want %q", i+1, got, want)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"ndiro/internal/meal"
@@ -243,7 +242,7 @@ func (m *Monitor) check(ctx context.Context) (*Report, error) {
 		present[o.Key] = true
 		owner, date, id, _, ok := photo.ParseKey(o.Key)
 		if !ok {
-			owner, _, _ = strings.Cut(strings.TrimPrefix(o.Key, "users/"), "/")
+			owner, _ = photo.OwnerOfKey(o.Key)
 		}
 		switch {
 		case !settled(o.Modified):
@@ -291,7 +290,7 @@ func (m *Monitor) dangling(ctx context.Context, ml *meal.Meal, present map[strin
 		if err := m.s3.Wait(ctx, 1); err != nil {
 			return false, err
 		}
-		v, err := m.d.Photos.Head(ctx, ml.UserID, key)
+		v, _, err := m.d.Photos.Head(ctx, ml.UserID, key)
 		if errors.Is(err, photo.ErrNotFound) {
 			return true, nil
 		}
@@ -343,9 +342,13 @@ func (m *Monitor) clean(ctx context.Context, kind Kind, items []orphan) (int, er
 				}
 				continue
 			}
-			keys := make([]string, len(list))
-			for i, o := range list {
-				keys[i] = o.key
+			var keys []string
+			for _, o := range list {
+				if ok, err := m.settledObject(ctx, owner, o.key); err != nil {
+					return n, err
+				} else if ok {
+					keys = append(keys, o.key)
+				}
 			}
 			if err := m.d.Photos.Delete(ctx, owner, keys...); err != nil {
 				return n, err
@@ -359,6 +362,14 @@ func (m *Monitor) clean(ctx context.Context, kind Kind, items []orphan) (int, er
 					} else if ml != nil && ml.HasPhoto() {
 						continue // a meal names it now
 					}
+				}
+				// The meal row is written after its objects: an object
+				// written since the check may be an upload on its way to
+				// its row.
+				if ok, err := m.settledObject(ctx, owner, o.key); err != nil {
+					return n, err
+				} else if !ok {
+					continue
 				}
 				if err := m.d.Photos.Delete(ctx, owner, o.key); err != nil {
 					return n, err
@@ -391,6 +402,27 @@ func (m *Monitor) clean(ctx context.Context, kind Kind, items []orphan) (int, er
 	}
 	m.d.Log.Info("orphans cleaned", "kind", string(kind), "count", n)
 	return n, nil
+}
+
+// settledObject reports whether the object key of owner is still there and
+// was last written at least Grace ago (HeadObject, paced), so that a
+// clean-up may delete it. The check saw the object settled, but it may
+// have been written again since: an upload, a replace or a move puts a
+// meal's objects before its row, and an object younger than Grace may be
+// one of those on its way to its row. A missing object is not deleted
+// (nothing to do).
+func (m *Monitor) settledObject(ctx context.Context, owner, key string) (bool, error) {
+	if err := m.s3.Wait(ctx, 1); err != nil {
+		return false, err
+	}
+	_, written, err := m.d.Photos.Head(ctx, owner, key)
+	if errors.Is(err, photo.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return m.d.Clock.Now().Sub(written) >= Grace, nil
 }
 
 // meal reads the meal an orphan names, nil if it is gone.

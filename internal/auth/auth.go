@@ -262,9 +262,9 @@ const googleIssuer = "https://accounts.google.com"
 // to let people pick an account (prompt=select_account), given the
 // prompt_values_supported of its discovery document. Google lists none but
 // honours it, and people there often have several accounts; other
-// providers get it only if they list it, because some (oidc-provider,
-// found by make e2e) refuse the whole request for a prompt value they do
-// not support.
+// providers get it only if they list it, because some (oidc-provider among
+// them) refuse the whole authorization request, not just the parameter,
+// for a prompt value they do not support.
 func wantsSelectAccount(issuer string, supported []string) bool {
 	if issuer == googleIssuer {
 		return true
@@ -352,8 +352,9 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	}
 	if c.Email == "" {
 		// A provider may return the email scope's claims from its userinfo
-		// endpoint only, not in the ID token (OIDC Core 5.4); oidc-provider
-		// does by default (found by make e2e). Google puts them in both.
+		// endpoint only, not in the ID token (OIDC Core 5.4), as
+		// oidc-provider does by default; Google puts them in both. So an ID
+		// token without an email is not a refusal: ask userinfo.
 		ui, err := h.provider.UserInfo(octx, oauth2.StaticTokenSource(tok))
 		if err != nil {
 			return &web.Error{Status: http.StatusBadGateway, Title: "Sign-in failed", Msg: h.name + " did not tell ndiro your email address. " + errRestart, Err: fmt.Errorf("userinfo: %w", err)}
@@ -421,8 +422,9 @@ func (h *Handler) followProviderName(ctx context.Context, u *user.User, name str
 }
 
 // signUp creates the users row for a first sign-in: from the invite being
-// claimed, or as an admin for ADMIN_EMAILS; anyone else gets the "you need
-// an invite" page. A claim re-run by the same person is a no-op, so a
+// claimed, or as an admin for ADMIN_EMAILS, who need no invite (an invite
+// of theirs that cannot be used is left unclaimed); anyone else gets the
+// "you need an invite" page, or the invite's refusal. A claim re-run by the same person is a no-op, so a
 // sign-up that failed half-way (the claim written, the users row not) is
 // finished by the next sign-in, through the invite link or without it:
 // a sign-in without an invite looks for one claimed by sub.
@@ -437,13 +439,23 @@ func (h *Handler) signUp(ctx context.Context, sub, email, name, inviteTok string
 			return nil, err
 		}
 	}
-	switch {
-	case inviteTok != "":
+	var claimed *invite.Invite
+	if inviteTok != "" {
 		inv, err := h.invites.Claim(ctx, inviteTok, sub, email, h.now())
-		if err != nil {
+		switch {
+		case err == nil:
+			claimed = inv
+		case h.isAdmin(email) && invite.Refused(err):
+			// ADMIN_EMAILS need no invite: one that cannot be used
+			// (expired, claimed, revoked, for another address) is left as
+			// it is, and they sign up as an admin without it.
+		default:
 			return nil, invite.RefusalError(err)
 		}
-		u.Role, u.InviteToken = inv.Role, inv.Token
+	}
+	switch {
+	case claimed != nil:
+		u.Role, u.InviteToken = claimed.Role, claimed.Token
 		if h.isAdmin(email) {
 			u.Role = user.RoleAdmin
 		}

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"ndiro/internal/apptest"
+	"ndiro/internal/invite"
 	"ndiro/internal/localenv"
 	"ndiro/internal/user"
 )
@@ -386,4 +388,55 @@ func with(u *url.URL, key, value string) *url.URL {
 	q.Set(key, value)
 	v.RawQuery = q.Encode()
 	return &v
+}
+
+// TestAdminWithUnusableInvite: someone listed in ADMIN_EMAILS needs no
+// invite, so an invite that cannot be used at the callback (it expired
+// during the sign-in, or is for another address) does not stop their first
+// sign-in: they sign up as an admin, the invite left unclaimed. Anyone else
+// is still refused.
+func TestAdminWithUnusableInvite(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		inv     invite.Invite
+		advance time.Duration // between the start of the sign-in and its callback
+		refused int           // the callback's status for someone not an admin
+	}{
+		{"expired during the sign-in", invite.Invite{}, 6 * time.Minute, http.StatusGone},
+		{"for another address", invite.Invite{Email: "friend@example.com"}, 0, http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			app := apptest.New(t, apptest.Options{Env: map[string]string{"ADMIN_EMAILS": "admin@example.com,boss@example.com"}})
+			ctx := context.Background()
+			inv := tc.inv
+			inv.Role, inv.CreatedBy, inv.CreatedAt = user.RoleOwner, localenv.Subject("admin@example.com"), app.Clock.Now()
+			inv.ExpiresAt = app.Clock.Now().Add(5 * time.Minute).Unix()
+			created, err := app.Invites.Create(ctx, inv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			boss, other := app.Client(), app.Client()
+			bossAuth, otherAuth := boss.StartSignIn("/login?invite="+created.Token), other.StartSignIn("/login?invite="+created.Token)
+			app.Clock.Advance(tc.advance)
+
+			if resp := other.Get(other.Authorize(otherAuth, "someone@example.com")); resp.StatusCode != tc.refused {
+				t.Errorf("someone not an admin through the invite = %d, want %d", resp.StatusCode, tc.refused)
+			}
+			if resp := boss.Get(boss.Authorize(bossAuth, "boss@example.com")); resp.StatusCode != http.StatusSeeOther || resp.Location() != "/meals" {
+				t.Fatalf("admin's first sign-in through the invite = %d %q %q, want 303 to /meals", resp.StatusCode, resp.Location(), resp.Text("h1"))
+			}
+			if r := boss.Get("/meals"); r.StatusCode != http.StatusOK {
+				t.Errorf("GET /meals after sign-up = %d, want 200", r.StatusCode)
+			}
+			u, err := app.Users.Get(ctx, localenv.Subject("boss@example.com"))
+			if err != nil || u.Role != user.RoleAdmin || u.InviteToken != "" {
+				t.Errorf("users row = %+v, %v; want an admin signed up without the invite", u, err)
+			}
+			if got, err := app.Invites.Get(ctx, created.Token); err != nil || got.ClaimedBy != "" {
+				t.Errorf("invite after the sign-up = %+v, %v; want it unclaimed", got, err)
+			}
+		})
+	}
 }

@@ -244,6 +244,18 @@ func (h *Handler) Landing(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
+// Refused reports whether err is a refusal of the invite itself (one of
+// ErrNotFound, ErrExpired, ErrClaimed, ErrRevoked, ErrWrongEmail), not a
+// failure to read or write it.
+func Refused(err error) bool {
+	for _, s := range []error{ErrNotFound, ErrExpired, ErrClaimed, ErrRevoked, ErrWrongEmail} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // RefusalError is the page for a claim or landing refused with one of the
 // package's sentinels; other errors pass through unchanged.
 func RefusalError(err error) error {

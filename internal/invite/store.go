@@ -40,13 +40,21 @@ type Invite struct {
 	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
 }
 
-// State is where an invite stands at a given time.
+// State is where an invite stands at a given time (Invite.StateAt); it is
+// worked out from the item's attributes, not stored.
 type State string
 
+// The states, as the admin's invite list shows them.
 const (
-	StateOpen    State = "open"
+	// StateOpen: not claimed, revoked or expired; its link signs someone up.
+	StateOpen State = "open"
+	// StateClaimed: someone signed up with it (claimed_by is set); only
+	// they can use it again, to finish a sign-up that failed half-way.
 	StateClaimed State = "claimed"
+	// StateRevoked: an admin withdrew it before anyone claimed it.
 	StateRevoked State = "revoked"
+	// StateExpired: unclaimed past expires_at; the table's TTL deletes it
+	// some days later.
 	StateExpired State = "expired"
 )
 
@@ -196,7 +204,8 @@ func (s *Store) Claim(ctx context.Context, tok, userID, email string, now time.T
 
 // whyRefused names the sentinel for a failed claim condition, from the old
 // item the failure returned or, if the backend returned none, a fresh read.
-// The read only picks the message; the write already decided.
+// The read only picks the message; the write already decided. A read that
+// fails (not ErrNotFound) is returned as it is: no sentinel fits it.
 func (s *Store) whyRefused(ctx context.Context, tok string, condErr error, userID, email string, now time.Time) error {
 	var inv *Invite
 	var cf *types.ConditionalCheckFailedException
@@ -208,11 +217,11 @@ func (s *Store) whyRefused(ctx context.Context, tok string, condErr error, userI
 	}
 	if inv == nil {
 		got, err := s.Get(ctx, tok)
+		if errors.Is(err, ErrNotFound) {
+			return ErrNotFound
+		}
 		if err != nil {
-			if errors.Is(err, ErrNotFound) {
-				return ErrNotFound
-			}
-			return ErrClaimed
+			return err // the read failed: no reason to give
 		}
 		inv = got
 	}
@@ -293,8 +302,12 @@ func (s *Store) Revoke(ctx context.Context, tok string, now time.Time) error {
 		if errors.As(err, &cf) && len(cf.Item) > 0 {
 			return fmt.Errorf("invite: revoke: %w", ErrClaimed)
 		}
-		if _, gerr := s.Get(ctx, tok); errors.Is(gerr, ErrNotFound) {
+		_, gerr := s.Get(ctx, tok)
+		switch {
+		case errors.Is(gerr, ErrNotFound):
 			return fmt.Errorf("invite: revoke: %w", ErrNotFound)
+		case gerr != nil:
+			return fmt.Errorf("invite: revoke: %w", gerr)
 		}
 		return fmt.Errorf("invite: revoke: %w", ErrClaimed)
 	}
@@ -308,10 +321,10 @@ func (s *Store) Revoke(ctx context.Context, tok string, now time.Time) error {
 // deletion): the invites they created that nobody claimed (open, expired or
 // revoked), and the invite they claimed, which holds their email and user
 // ID. Invites they created that others claimed stay: those record the
-// others' sign-ups. A paged Scan finds them; each delete is conditional on
-// the invite still being in the state that made it deletable, so an invite
-// claimed meanwhile by someone else is kept. It returns how many it deleted
-// and can be re-run.
+// others' sign-ups. A paged, strongly consistent Scan finds them; each
+// delete is conditional on the invite still being in the state that made it
+// deletable, so an invite claimed meanwhile by someone else is kept. It
+// returns how many it deleted and can be re-run.
 func (s *Store) DeleteFor(ctx context.Context, userID string) (int, error) {
 	if userID == "" {
 		return 0, fmt.Errorf("invite: delete for user: empty user id")
@@ -322,8 +335,11 @@ func (s *Store) DeleteFor(ctx context.Context, userID string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("invite: delete for user: %w", err)
 	}
+	// Strongly consistent: an invite created just before the account was
+	// marked must be seen.
 	all, err := dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{
 		TableName:                 aws.String(s.table),
+		ConsistentRead:            aws.Bool(true),
 		FilterExpression:          expr.Filter(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),

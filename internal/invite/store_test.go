@@ -15,6 +15,7 @@ import (
 	"ndiro/internal/apptest"
 	"ndiro/internal/invite"
 	"ndiro/internal/localenv"
+	"ndiro/internal/token"
 	"ndiro/internal/user"
 )
 
@@ -160,5 +161,40 @@ func TestClaimRace(t *testing.T) {
 	}
 	if wins != 1 {
 		t.Errorf("%d of %d racing claimants won, want exactly 1", wins, n)
+	}
+}
+
+// TestRefusalReadFails: when a refused write has to read the invite to say
+// why and that read fails, the read's error comes back, not a sentinel that
+// would tell the caller something untrue.
+func TestRefusalReadFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	faults := &apptest.Faults{}
+	env, tables := apptest.Local(t, faults.DynamoOption())
+	s := invite.NewStore(env.DynamoDB, tables.Invites.Name)
+	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	missing := token.New() // no such invite: the refusal carries no item
+	faults.Fail("GetItem", tables.Invites.Name, 0)
+	sentinels := []error{invite.ErrNotFound, invite.ErrClaimed, invite.ErrRevoked, invite.ErrExpired, invite.ErrWrongEmail}
+	for name, err := range map[string]error{
+		"Claim":  func() error { _, err := s.Claim(ctx, missing, "u1", "a@example.com", now); return err }(),
+		"Revoke": s.Revoke(ctx, missing, now),
+	} {
+		if !errors.Is(err, apptest.ErrInjected) {
+			t.Errorf("%s with the read failing = %v, want the read's error", name, err)
+		}
+		for _, se := range sentinels {
+			if errors.Is(err, se) {
+				t.Errorf("%s with the read failing = %v, a sentinel", name, err)
+			}
+		}
+	}
+	faults.Clear()
+	if _, err := s.Claim(ctx, missing, "u1", "a@example.com", now); !errors.Is(err, invite.ErrNotFound) {
+		t.Errorf("Claim of no such invite = %v, want ErrNotFound", err)
+	}
+	if err := s.Revoke(ctx, missing, now); !errors.Is(err, invite.ErrNotFound) {
+		t.Errorf("Revoke of no such invite = %v, want ErrNotFound", err)
 	}
 }

@@ -150,12 +150,10 @@ func RepairPhotos(ctx context.Context, rows Rows, objects Objects) (*PhotoReport
 	return r, nil
 }
 
-// ownerOfKey returns the user ID in "users/{id}/…" (photo.UserPrefix); the
-// photo store refuses to delete a key outside that owner's prefix.
+// ownerOfKey returns the user ID in "users/{id}/…" (photo.UserPrefix), ""
+// for a key under no user's prefix; the photo store refuses to delete a key
+// outside that owner's prefix.
 func ownerOfKey(key string) string {
-	rest := strings.TrimPrefix(key, "users/")
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		return rest[:i]
-	}
-	return rest
+	id, _ := photo.OwnerOfKey(key)
+	return id
 }

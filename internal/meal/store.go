@@ -163,10 +163,14 @@ func (s *Store) Update(ctx context.Context, m *Meal) error {
 		if errors.As(err, &cf) && len(cf.Item) > 0 {
 			return fmt.Errorf("meal: update: %w", ErrConflict)
 		}
-		if _, gerr := s.Get(ctx, m.UserID, mustDate(m.Date), m.ID); gerr == nil {
+		_, gerr := s.Get(ctx, m.UserID, mustDate(m.Date), m.ID)
+		switch {
+		case gerr == nil:
 			return fmt.Errorf("meal: update: %w", ErrConflict)
+		case errors.Is(gerr, ErrNotFound):
+			return fmt.Errorf("meal: update: %w", ErrNotFound)
 		}
-		return fmt.Errorf("meal: update: %w", ErrNotFound)
+		return fmt.Errorf("meal: update: %w", gerr)
 	}
 	if err != nil {
 		return fmt.Errorf("meal: update: %w", err)
@@ -303,7 +307,7 @@ func (s *Store) All(ctx context.Context, userID string) ([]Meal, error) {
 }
 
 // DeleteAll deletes every meal of userID (a step of account deletion):
-// Query pages of keys only, each page deleted with BatchWriteItem (25 at a
+// strongly consistent Query pages of keys only, each page deleted with BatchWriteItem (25 at a
 // time, unprocessed items resent). It returns how many meals it deleted;
 // meals already gone are no error, so it can be re-run after a failure
 // part-way.
@@ -318,8 +322,11 @@ func (s *Store) DeleteAll(ctx context.Context, userID string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("meal: delete all: %w", err)
 	}
+	// Strongly consistent: a meal written just before the account was
+	// marked (the write gate waited for it) must be seen.
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
+		ConsistentRead:            aws.Bool(true),
 		Limit:                     s.limit(),
 		KeyConditionExpression:    expr.KeyCondition(),
 		ProjectionExpression:      expr.Projection(),

@@ -240,3 +240,27 @@ func TestMonthSpansPages(t *testing.T) {
 		seen[x.SK] = true
 	}
 }
+
+// TestUpdateRefusalReadFails: when a refused update has to read the meal to
+// say why and that read fails, the read's error comes back, not
+// ErrNotFound or ErrConflict.
+func TestUpdateRefusalReadFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	faults := &apptest.Faults{}
+	env, tables := apptest.Local(t, faults.DynamoOption())
+	s := meal.NewStore(env.DynamoDB, tables.Meals.Name)
+	m := add(t, s, "u1", "2026-09-01", "08:00:00")
+	if _, err := s.Delete(ctx, "u1", date(t, "2026-09-01"), m.ID); err != nil {
+		t.Fatal(err)
+	}
+	faults.Fail("GetItem", tables.Meals.Name, 0)
+	err := s.Update(ctx, m)
+	if !errors.Is(err, apptest.ErrInjected) || errors.Is(err, meal.ErrNotFound) || errors.Is(err, meal.ErrConflict) {
+		t.Errorf("update of a deleted meal with the read failing = %v, want the read's error", err)
+	}
+	faults.Clear()
+	if err := s.Update(ctx, m); !errors.Is(err, meal.ErrNotFound) {
+		t.Errorf("update of a deleted meal = %v, want ErrNotFound", err)
+	}
+}

@@ -163,7 +163,7 @@ func (s *Store) SweepPending(ctx context.Context, now time.Time) (int, error) {
 		if now.Sub(o.Modified) <= PendingTTL {
 			return nil
 		}
-		owner, _, _ := strings.Cut(strings.TrimPrefix(o.Key, "pending/"), "/")
+		owner, _ := OwnerOfKey(o.Key)
 		if err := s.Delete(ctx, owner, o.Key); err != nil {
 			return err
 		}

@@ -39,20 +39,72 @@ func ParseSize(s string) (Size, bool) {
 }
 
 // Key returns the S3 key of a meal photo copy:
-// "users/{userID}/meals/{date}/{mealID}.jpg" or "….thumb.jpg". Keys are only
-// ever built here, on the server, from a signed-in user's ID and a date and
-// meal ID the caller has validated; no key or path from a client is used.
+// "users/{userID}/meals/{date}/{mealID}.jpg" or "….thumb.jpg", the user ID
+// escaped as keyID does. Keys are only ever built here, on the server, from
+// a signed-in user's ID and a date and meal ID the caller has validated; no
+// key or path from a client is used.
 func Key(userID, date, mealID string, size Size) string {
 	ext := ".jpg"
 	if size == SizeThumb {
 		ext = ".thumb.jpg"
 	}
-	return "users/" + userID + "/meals/" + date + "/" + mealID + ext // one allocation
+	return "users/" + keyID(userID) + "/meals/" + date + "/" + mealID + ext // one allocation
 }
 
-// UserPrefix returns "users/{userID}/", under which all of a user's photos
-// live (account deletion removes the prefix).
-func UserPrefix(userID string) string { return "users/" + userID + "/" }
+// UserPrefix returns "users/{userID}/" (the ID escaped as keyID does), under
+// which all of a user's photos live (account deletion removes the prefix).
+func UserPrefix(userID string) string { return "users/" + keyID(userID) + "/" }
+
+// keyID is a user ID as it appears in S3 keys. The ID is the provider's
+// "sub", which OIDC allows to be any string, so '%', '/' and '\' are
+// escaped as %25, %2F and %5C: every ID makes exactly one path segment, and
+// no user's prefix lies inside another's ("users/a/" must not hold the
+// objects of user "a/b"). Every other character is kept, so the keys of
+// IDs without those three (Google's are digits) are unchanged.
+func keyID(userID string) string {
+	if !strings.ContainsAny(userID, `%/\`) {
+		return userID
+	}
+	var b strings.Builder
+	for i := 0; i < len(userID); i++ {
+		switch c := userID[i]; c {
+		case '%':
+			b.WriteString("%25")
+		case '/':
+			b.WriteString("%2F")
+		case '\\':
+			b.WriteString("%5C")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// idOfKey undoes keyID for the segment seg of a key; ok is false for a
+// segment keyID cannot have made.
+func idOfKey(seg string) (id string, ok bool) {
+	id = unescapeKeyID.Replace(seg)
+	return id, id != "" && keyID(id) == seg
+}
+
+var unescapeKeyID = strings.NewReplacer("%25", "%", "%2F", "/", "%5C", `\`)
+
+// OwnerOfKey returns the user ID whose prefix (UserPrefix or
+// PendingPrefix) holds key; ok is false for a key under neither.
+func OwnerOfKey(key string) (userID string, ok bool) {
+	rest, found := strings.CutPrefix(key, "users/")
+	if !found {
+		if rest, found = strings.CutPrefix(key, "pending/"); !found {
+			return "", false
+		}
+	}
+	seg, _, found := strings.Cut(rest, "/")
+	if !found {
+		return "", false
+	}
+	return idOfKey(seg)
+}
 
 // ParseKey splits a photo key built by Key into its owner, date, meal ID
 // and size; ok is false for any other key.
@@ -70,16 +122,18 @@ func ParseKey(key string) (userID, date, mealID string, size Size, ok bool) {
 	default:
 		return "", "", "", "", false
 	}
-	if mealID == "" || Key(parts[1], parts[3], mealID, size) != key {
+	id, ok := idOfKey(parts[1])
+	if !ok || mealID == "" || Key(id, parts[3], mealID, size) != key {
 		return "", "", "", "", false
 	}
-	return parts[1], parts[3], mealID, size, true
+	return id, parts[3], mealID, size, true
 }
 
-// PendingPrefix returns "pending/{userID}/", under which a user's
+// PendingPrefix returns "pending/{userID}/" (the ID escaped as keyID
+// does), under which a user's
 // short-lived uploads wait while a form is corrected (DESIGN.md, photos);
 // a lifecycle rule expires them.
-func PendingPrefix(userID string) string { return "pending/" + userID + "/" }
+func PendingPrefix(userID string) string { return "pending/" + keyID(userID) + "/" }
 
 // ErrNotFound is returned for a photo object that does not exist.
 var ErrNotFound = errors.New("photo not found")
@@ -165,10 +219,12 @@ func (s *Store) Get(ctx context.Context, ownerID, key string) (*Object, error) {
 }
 
 // Stream copies the object key, which must lie under ownerID's prefix
-// (ErrOutsidePrefix), to w as it arrives from S3, never holding it whole
-// in memory (the account export). It returns the bytes copied, or
-// ErrNotFound.
-func (s *Store) Stream(ctx context.Context, ownerID, key string, w io.Writer) (int64, error) {
+// (ErrOutsidePrefix), as it arrives from S3, never holding it whole in
+// memory (the account export). The destination is the writer open returns;
+// open is called only once S3 has answered with the object, so a missing
+// object (ErrNotFound) leaves nothing at the destination. It returns the
+// bytes copied; an error from open is returned as it is.
+func (s *Store) Stream(ctx context.Context, ownerID, key string, open func() (io.Writer, error)) (int64, error) {
 	if !underPrefix(ownerID, key) {
 		return 0, ErrOutsidePrefix
 	}
@@ -180,6 +236,10 @@ func (s *Store) Stream(ctx context.Context, ownerID, key string, w io.Writer) (i
 		return 0, fmt.Errorf("photo: stream %s: %w", key, err)
 	}
 	defer out.Body.Close()
+	w, err := open()
+	if err != nil {
+		return 0, err
+	}
 	n, err := io.Copy(w, out.Body)
 	if err != nil {
 		return n, fmt.Errorf("photo: stream %s: %w", key, err)
@@ -188,22 +248,24 @@ func (s *Store) Stream(ctx context.Context, ownerID, key string, w io.Writer) (i
 }
 
 // Head returns the version the object key (under ownerID's prefix) carries
-// in its metadata, without reading it (HeadObject), or ErrNotFound. The
-// orphan check compares it with the meal's photo_v.
-func (s *Store) Head(ctx context.Context, ownerID, key string) (Version, error) {
+// in its metadata and when it was last written (S3's Last-Modified, to the
+// second), without reading it (HeadObject), or ErrNotFound. The orphan
+// check compares the version with the meal's photo_v, and its clean-up
+// the time with its grace period.
+func (s *Store) Head(ctx context.Context, ownerID, key string) (Version, time.Time, error) {
 	if !underPrefix(ownerID, key) {
-		return 0, ErrOutsidePrefix
+		return 0, time.Time{}, ErrOutsidePrefix
 	}
 	out, err := s.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	var nf *types.NotFound
 	if errors.As(err, &nf) || isNoSuchKey(err) {
-		return 0, ErrNotFound
+		return 0, time.Time{}, ErrNotFound
 	}
 	if err != nil {
-		return 0, fmt.Errorf("photo: head %s: %w", key, err)
+		return 0, time.Time{}, fmt.Errorf("photo: head %s: %w", key, err)
 	}
 	v, _ := strconv.ParseInt(metadata(out.Metadata, metaVersion), 10, 64)
-	return Version(v), nil
+	return Version(v), aws.ToTime(out.LastModified), nil
 }
 
 // ObjectInfo is one object of a listing.
@@ -329,8 +391,8 @@ func (s *Store) Delete(ctx context.Context, ownerID string, keys ...string) erro
 // deleted with DeleteObjects. It returns how many objects it deleted; it
 // can be re-run after a failure part-way.
 func (s *Store) DeleteAll(ctx context.Context, ownerID string) (int, error) {
-	if ownerID == "" || strings.ContainsAny(ownerID, "/\\") {
-		return 0, fmt.Errorf("photo: delete all: bad owner id %q", ownerID)
+	if ownerID == "" {
+		return 0, fmt.Errorf("photo: delete all: empty owner id")
 	}
 	deleted := 0
 	for _, prefix := range []string{UserPrefix(ownerID), PendingPrefix(ownerID)} {
@@ -356,7 +418,7 @@ func (s *Store) DeleteAll(ctx context.Context, ownerID string) (int, error) {
 // underPrefix reports whether key lies under one of ownerID's prefixes
 // (UserPrefix, PendingPrefix), with no path tricks in either.
 func underPrefix(ownerID, key string) bool {
-	if ownerID == "" || strings.ContainsAny(ownerID, "/\\") || strings.Contains(key, "..") || strings.Contains(key, "//") {
+	if ownerID == "" || strings.Contains(key, "..") || strings.Contains(key, "//") {
 		return false
 	}
 	for _, prefix := range []string{UserPrefix(ownerID), PendingPrefix(ownerID)} {

@@ -23,6 +23,13 @@ func TestUnderPrefix(t *testing.T) {
 		{"u1", "pending/u2/abc.jpg", false},
 		{"u1", "pending/u1/", false},
 		{"u1", "pending/u1/../../users/u2/x.jpg", false},
+		// An ID with '/' is one escaped segment; no other ID's prefix holds it.
+		{"a/b", "users/a%2Fb/meals/2026-09-01/123000-abcdef.jpg", true},
+		{"a/b", "pending/a%2Fb/abc.jpg", true},
+		{"a/b", "users/a/b/meals/2026-09-01/123000-abcdef.jpg", false},
+		{"a", "users/a%2Fb/meals/2026-09-01/123000-abcdef.jpg", false},
+		{"a%2Fb", "users/a%2Fb/meals/2026-09-01/123000-abcdef.jpg", false},
+		{"a%2Fb", "users/a%252Fb/meals/2026-09-01/123000-abcdef.jpg", true},
 	} {
 		if got := underPrefix(tc.owner, tc.key); got != tc.ok {
 			t.Errorf("underPrefix(%q, %q) = %v, want %v", tc.owner, tc.key, got, tc.ok)
@@ -45,6 +52,10 @@ func TestParseKey(t *testing.T) {
 		{"users/u1/meals/2026-09-01/x.png", "", "", "", "", false},
 		{"users/u1/meals/2026-09-01/a/x.jpg", "", "", "", "", false},
 		{"pending/u1/x.jpg", "", "", "", "", false},
+		{"users/a%2Fb/meals/2026-09-01/123000-abcdef.jpg", "a/b", "2026-09-01", "123000-abcdef", SizeDisplay, true},
+		{`users/a%5Cb%25/meals/2026-09-01/123000-abcdef.jpg`, `a\b%`, "2026-09-01", "123000-abcdef", SizeDisplay, true},
+		{"users/a%2fb/meals/2026-09-01/123000-abcdef.jpg", "", "", "", "", false}, // not made by Key
+		{"users/a%zz/meals/2026-09-01/123000-abcdef.jpg", "", "", "", "", false},
 	} {
 		u, d, id, size, ok := ParseKey(tc.key)
 		if u != tc.user || d != tc.date || id != tc.id || size != tc.size || ok != tc.ok {
@@ -64,5 +75,27 @@ func TestWorkerEnv(t *testing.T) {
 	want := []string{"PATH=/usr/bin", "HOME=/home/n", "GODEBUG=madvdontneed=1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("workerEnv = %q, want %q", got, want)
+	}
+}
+
+// TestKeyOwnerRoundTrip: for any user ID, the keys and prefixes built from
+// it give it back, and lie under its prefix only.
+func TestKeyOwnerRoundTrip(t *testing.T) {
+	for _, id := range []string{"110169484474386276334", "a/b", "/", "a%2Fb", `a\b`, "%", "auth0|5f7c8ec7c33c6c004bbafe82", "user@example.com", "ä/ö"} {
+		key := Key(id, "2026-09-01", "123000-abcdef", SizeThumb)
+		if u, _, _, _, ok := ParseKey(key); !ok || u != id {
+			t.Errorf("ParseKey(Key(%q)) = %q, %v; want the ID back", id, u, ok)
+		}
+		for _, k := range []string{key, PendingKey(id, "tok", SizeDisplay)} {
+			if u, ok := OwnerOfKey(k); !ok || u != id {
+				t.Errorf("OwnerOfKey(%q) = %q, %v; want %q", k, u, ok, id)
+			}
+			if !underPrefix(id, k) {
+				t.Errorf("underPrefix(%q, %q) = false", id, k)
+			}
+			if underPrefix(id+"x", k) || underPrefix("a", k) && id != "a" {
+				t.Errorf("%q lies under another ID's prefix", k)
+			}
+		}
 	}
 }

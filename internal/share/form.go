@@ -53,7 +53,9 @@ func (f *Form) Parse(ownerID string, now time.Time) (sh Share, ok bool) {
 	switch {
 	case label == "":
 		f.Errors["label"] = "Give the link a label, such as who it is for."
-	case !utf8.ValidString(label) || utf8.RuneCountInString(label) > MaxLabel:
+	case !utf8.ValidString(label):
+		f.Errors["label"] = "The label contained bytes that are not text; they were taken out below. Check the label and save again."
+	case utf8.RuneCountInString(label) > MaxLabel:
 		f.Errors["label"] = fmt.Sprintf("A label may have at most %d characters.", MaxLabel)
 	case refused:
 		f.Errors["label"] = fmt.Sprintf("A label may not hold %s (nor line breaks, control or invisible formatting characters); they were taken out below.", text.Name(bad))

@@ -15,8 +15,9 @@ import (
 	"ndiro/internal/web"
 )
 
-// Rate limits of the recipient routes (DESIGN.md: unknown tokens are
-// rate-limited per IP; the issue: photo reads per token).
+// Rate limits of the recipient routes: lookups of unknown tokens per
+// client address (DESIGN.md), and photo reads per share, so that a leaked
+// link cannot be used to read the bucket without bound.
 const (
 	// MissBurst and MissEvery limit lookups of tokens that name no share,
 	// per client address (limit.ClientIP): 20 at once, then one every 6 s.

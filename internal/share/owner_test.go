@@ -36,7 +36,7 @@ func TestCreateBadInput(t *testing.T) {
 		{"label with a line break", "label", "Dr.\nRossi", "label", "A label may not hold a line break (nor line breaks, control or invisible formatting characters); they were taken out below."},
 		{"label with a bidi override", "label", "Dr. \u202eissoR", "label", "A label may not hold the text-direction character U+202E (right-to-left override) (nor line breaks, control or invisible formatting characters); they were taken out below."},
 		{"label with an isolate", "label", "Dr. \u2066Rossi\u2069", "label", "A label may not hold the text-direction character U+2066 (left-to-right isolate) (nor line breaks, control or invisible formatting characters); they were taken out below."},
-		{"label not UTF-8", "label", "Dr. R\xf6ssi", "label", "at most 100 characters"},
+		{"label not UTF-8", "label", "Dr. R\xf6ssi", "label", "The label contained bytes that are not text; they were taken out below. Check the label and save again."},
 		{"malformed first day", "from", "01/09/2026", "from", "real day written like 2026-09-01"},
 		{"impossible first day", "from", "2026-02-30", "from", "real day"},
 		{"first day before 1970", "from", "1969-12-31", "from", "between 1970 and 2999"},

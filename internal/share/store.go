@@ -182,7 +182,7 @@ func (s *Store) RecordOpen(ctx context.Context, tok string, now time.Time) error
 // ListByOwner returns ownerID's shares, newest first, by a paged Scan
 // filtered on owner_id (DESIGN.md allows scans for an owner's settings).
 func (s *Store) ListByOwner(ctx context.Context, ownerID string) ([]Share, error) {
-	all, err := s.scan(ctx, ownerID)
+	all, err := s.scan(ctx, ownerID, false)
 	if err != nil {
 		return nil, fmt.Errorf("share: list by owner: %w", err)
 	}
@@ -192,7 +192,7 @@ func (s *Store) ListByOwner(ctx context.Context, ownerID string) ([]Share, error
 // List returns every share, newest first, by a paged Scan (the admin
 // list).
 func (s *Store) List(ctx context.Context) ([]Share, error) {
-	all, err := s.scan(ctx, "")
+	all, err := s.scan(ctx, "", false)
 	if err != nil {
 		return nil, fmt.Errorf("share: list: %w", err)
 	}
@@ -200,14 +200,14 @@ func (s *Store) List(ctx context.Context) ([]Share, error) {
 }
 
 // DeleteByOwner deletes every share of ownerID (a step of account
-// deletion) and returns how many it deleted. It finds them with a paged
-// Scan and deletes them with BatchWriteItem; shares already gone are no
+// deletion) and returns how many it deleted. It finds them with a paged,
+// strongly consistent Scan and deletes them with BatchWriteItem; shares already gone are no
 // error, so it can be re-run after a failure part-way.
 func (s *Store) DeleteByOwner(ctx context.Context, ownerID string) (int, error) {
 	if ownerID == "" {
 		return 0, fmt.Errorf("share: delete by owner: empty owner id")
 	}
-	all, err := s.scan(ctx, ownerID)
+	all, err := s.scan(ctx, ownerID, true)
 	if err != nil {
 		return 0, fmt.Errorf("share: delete by owner: %w", err)
 	}
@@ -229,8 +229,11 @@ func (s *Store) DeleteByOwner(ctx context.Context, ownerID string) (int, error) 
 }
 
 // scan reads every share, or only ownerID's if it is not "", newest first.
-func (s *Store) scan(ctx context.Context, ownerID string) ([]Share, error) {
-	in := &dynamodb.ScanInput{TableName: aws.String(s.table)}
+// consistent makes it a strongly consistent Scan (twice the read units),
+// for the account deletion, which must see a share created just before the
+// account was marked.
+func (s *Store) scan(ctx context.Context, ownerID string, consistent bool) ([]Share, error) {
+	in := &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(consistent)}
 	if s.pageLimit > 0 {
 		in.Limit = aws.Int32(s.pageLimit)
 	}

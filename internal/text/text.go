@@ -43,10 +43,10 @@ func refused(r rune, multiline bool) bool {
 	return !multiline && unicode.In(r, unicode.Cf)
 }
 
-// Without returns s with every character Refused reports, and every byte
-// that is not UTF-8, taken out, cut to its first limit characters: what a
-// form shows again of refused text. It reads s only up to that point, so
-// a huge s costs no more than its first limit characters.
+// Without returns what a form shows again of refused text: s without the
+// characters Refused reports and without the bytes that are not valid
+// UTF-8, cut to its first limit characters (runes) of what remains. It
+// stops reading s once it has kept limit characters.
 func Without(s string, multiline bool, limit int) string {
 	var b strings.Builder
 	for kept := 0; kept < limit && s != ""; {

@@ -15,7 +15,8 @@ var ErrClosed = errors.New("user: account is being deleted")
 // (Enter … release), and Close, the first step of a deletion, refuses new
 // writes and waits for those in flight. So an upload that began before the
 // account was marked finishes before its objects are listed for deletion,
-// and none begins after. One process makes every write, so an in-process
+// and none begins after; Forget, once the users row is gone, opens it for a
+// new account with the same ID. One process makes every write, so an in-process
 // gate is exact. The zero value is ready to use.
 type Gate struct {
 	mu    sync.Mutex
@@ -62,7 +63,7 @@ func (g *Gate) leave(userID string, st *gateState) {
 	}
 }
 
-// Close refuses every later Enter for userID and waits until the writes
+// Close refuses every later Enter for userID (until Forget) and waits until the writes
 // already admitted have released the gate, or ctx ends (its error is then
 // returned; the gate stays closed). Closing a closed gate waits again.
 func (g *Gate) Close(ctx context.Context, userID string) error {
@@ -89,5 +90,19 @@ func (g *Gate) Close(ctx context.Context, userID string) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// Forget reopens the gate for userID once their account is gone: the
+// deletion's last step removed the users row, so the ID may belong to a new
+// account (the same person invited again), whose writes must be admitted.
+// Call it only after the users row is deleted; no write can then be in
+// flight, since the closed gate admitted none and Close waited for the rest.
+// Forgetting an open or unknown ID does nothing.
+func (g *Gate) Forget(userID string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if st := g.users[userID]; st != nil && st.closed {
+		delete(g.users, userID)
 	}
 }

@@ -57,6 +57,27 @@ func TestGate(t *testing.T) {
 	}
 }
 
+func TestGateForget(t *testing.T) {
+	var g Gate
+	if err := g.Close(context.Background(), "u1"); err != nil {
+		t.Fatal(err)
+	}
+	g.Forget("u2") // unknown: nothing happens
+	if _, err := g.Enter("u1"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Enter after Close = %v, want ErrClosed", err)
+	}
+	g.Forget("u1")
+	release, err := g.Enter("u1")
+	if err != nil {
+		t.Fatalf("Enter after Forget = %v, want nil", err)
+	}
+	g.Forget("u1") // open, with a write in flight: nothing to reopen
+	if _, ok := g.users["u1"]; !ok {
+		t.Error("Forget dropped an open account with a write in flight")
+	}
+	release()
+}
+
 func TestGateCloseHonoursContext(t *testing.T) {
 	var g Gate
 	if _, err := g.Enter("u1"); err != nil {

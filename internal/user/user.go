@@ -1,6 +1,6 @@
 // Package user owns the users table: one row per person, keyed by their
-// Google subject (never by email), read on every authenticated request by
-// the auth guard.
+// OIDC subject (the provider's "sub" claim, never the email), read on every
+// authenticated request by the auth guard.
 package user
 
 import (
@@ -21,12 +21,19 @@ import (
 	"ndiro/internal/text"
 )
 
-// Role decides which pages a user may open.
+// Role decides which pages a user may open; stored in the users row's
+// "role" attribute. ParseRole reads one from a form.
 type Role string
 
+// The roles. A role comes from the invite a user signed up with, or is
+// RoleAdmin for ADMIN_EMAILS; an admin may change it (Store.SetRole).
 const (
-	RoleOwner Role = "owner" // keeps a diary
-	RoleAdmin Role = "admin" // keeps a diary and runs the admin pages
+	// RoleOwner ("owner") keeps a diary: their meals, share links and
+	// account page.
+	RoleOwner Role = "owner"
+	// RoleAdmin ("admin") keeps a diary and runs the admin pages (users,
+	// invites, shares, the monitor).
+	RoleAdmin Role = "admin"
 )
 
 // ParseRole returns the role named s, or an error for anything else.
@@ -38,10 +45,15 @@ func ParseRole(s string) (Role, error) {
 	return "", fmt.Errorf("user: unknown role %q", s)
 }
 
-// Status is the lifecycle state of a users row.
+// Status is the lifecycle state of a users row, its "status" attribute;
+// "" (rows written before statuses existed) reads as StatusActive.
 type Status string
 
+// The statuses. Changes between them are conditional writes of Store
+// (SetDisabled, MarkDeleting); User.Active, Disabled and Deleting read them.
 const (
+	// StatusActive marks an account in use: it signs in, writes, and its
+	// share links work. New accounts start here.
 	StatusActive Status = "active"
 	// StatusDeleting marks an account whose ordered deletion has started:
 	// the guard signs it out and it can write nothing more (DESIGN.md,
@@ -55,7 +67,8 @@ const (
 
 // User is one users row.
 type User struct {
-	// ID is the Google subject ("sub" claim); the partition key.
+	// ID is the provider's subject ("sub" claim), as it sends it; the
+	// partition key.
 	ID    string `dynamodbav:"user_id"`
 	Email string `dynamodbav:"email"`
 	Role  Role   `dynamodbav:"role"`
@@ -99,8 +112,11 @@ func (u *User) Active() bool { return u.Status == "" || u.Status == StatusActive
 
 // Sentinel errors of Store.
 var (
+	// ErrNotFound: no users row has the ID.
 	ErrNotFound = errors.New("user not found")
-	ErrExists   = errors.New("user already exists")
+	// ErrExists: Create found a row with the ID already (the same person
+	// signing up twice at once).
+	ErrExists = errors.New("user already exists")
 	// ErrNameChosen: the owner set their display name, so the provider's
 	// name does not replace it.
 	ErrNameChosen = errors.New("user chose their own name")
@@ -366,8 +382,12 @@ func (s *Store) SetProviderName(ctx context.Context, id, name string) error {
 		},
 	})
 	if dynamo.IsConditionFailed(err) {
-		if _, gerr := s.Get(ctx, id); errors.Is(gerr, ErrNotFound) {
+		_, gerr := s.Get(ctx, id)
+		switch {
+		case errors.Is(gerr, ErrNotFound):
 			return fmt.Errorf("user: set provider name: %w", ErrNotFound)
+		case gerr != nil:
+			return fmt.Errorf("user: set provider name: %w", gerr)
 		}
 		return fmt.Errorf("user: set provider name: %w", ErrNameChosen)
 	}
@@ -425,7 +445,8 @@ func (s *Store) SetDisabled(ctx context.Context, id string, disabled bool) error
 }
 
 // update runs one conditional UpdateItem on the row id; a failed
-// condition is ErrNotFound if the row is gone, ErrState otherwise.
+// condition is ErrNotFound if the row is gone, ErrState otherwise (or the
+// error of the read that tells them apart, if it fails).
 func (s *Store) update(ctx context.Context, what, id string, cond expression.ConditionBuilder, upd expression.UpdateBuilder) error {
 	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
 	if err != nil {
@@ -445,10 +466,14 @@ func (s *Store) update(ctx context.Context, what, id string, cond expression.Con
 		if errors.As(err, &cf) && len(cf.Item) > 0 {
 			return fmt.Errorf("user: %s: %w", what, ErrState)
 		}
-		if _, gerr := s.Get(ctx, id); gerr == nil {
+		_, gerr := s.Get(ctx, id)
+		switch {
+		case gerr == nil:
 			return fmt.Errorf("user: %s: %w", what, ErrState)
+		case errors.Is(gerr, ErrNotFound):
+			return fmt.Errorf("user: %s: %w", what, ErrNotFound)
 		}
-		return fmt.Errorf("user: %s: %w", what, ErrNotFound)
+		return fmt.Errorf("user: %s: %w", what, gerr)
 	}
 	if err != nil {
 		return fmt.Errorf("user: %s: %w", what, err)
