@@ -74,27 +74,35 @@ func (u upload) record(m *Meal, v photo.Version) {
 }
 
 // put stores the upload as m's photo (m.PhotoV must be set) under
-// m.PhotoKeys(), and drops any cached bytes of those keys.
-func (w *writer) put(ctx context.Context, m *Meal, u upload) error {
+// m.PhotoKeys(), and drops any cached bytes of those keys. fresh says that
+// no row names those keys yet (a new meal, or one moving to a new key): a
+// failure then deletes what put wrote there. Otherwise the keys hold the
+// photo the meal's row still names, and a failure deletes nothing: the
+// row keeps a photo, though a failure between the two copies leaves the
+// display copy at the new version (the photo route follows the version an
+// object carries).
+func (w *writer) put(ctx context.Context, m *Meal, u upload, fresh bool) error {
 	keys := m.PhotoKeys()
-	if u.pending != nil {
-		if err := w.objects.AdoptPending(ctx, m.UserID, u.pending.Token, keys, m.PhotoV); err != nil {
-			w.drop(ctx, m.UserID, keys)
-			return err
-		}
-	} else {
-		if err := w.objects.Put(ctx, keys[0], u.proc.Display, m.PhotoV); err != nil {
-			return err
-		}
-		if err := w.objects.Put(ctx, keys[1], u.proc.Thumb, m.PhotoV); err != nil {
-			w.drop(ctx, m.UserID, keys[:1])
-			return err
-		}
+	err := w.putKeys(ctx, m, u, keys)
+	if err != nil && fresh {
+		w.drop(ctx, m.UserID, keys)
+		return err
 	}
 	for _, k := range keys {
 		w.forget(k)
 	}
-	return nil
+	return err
+}
+
+// putKeys writes the upload's two copies to keys, display first.
+func (w *writer) putKeys(ctx context.Context, m *Meal, u upload, keys []string) error {
+	if u.pending != nil {
+		return w.objects.AdoptPending(ctx, m.UserID, u.pending.Token, keys, m.PhotoV)
+	}
+	if err := w.objects.Put(ctx, keys[0], u.proc.Display, m.PhotoV); err != nil {
+		return err
+	}
+	return w.objects.Put(ctx, keys[1], u.proc.Thumb, m.PhotoV)
 }
 
 // done drops the kept copies of an upload that is now a meal's photo. A
@@ -130,7 +138,7 @@ func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version)
 		}
 		m.ID = NewID(tod)
 		u.record(m, v)
-		if err := w.put(ctx, m, u); err != nil {
+		if err := w.put(ctx, m, u, true); err != nil {
 			return err
 		}
 	}
@@ -184,8 +192,10 @@ func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	if c.upload.present() {
 		c.upload.record(&m, photo.Version(max(c.now.UnixNano(), int64(cur.PhotoV)+1)))
 		// The new bytes replace the old under the same keys, each tagged
-		// with its version, so every URL still gets its own version's bytes.
-		if err := w.put(ctx, &m, c.upload); err != nil {
+		// with its version: the photo route sends a URL of the old version
+		// to the version the object carries. The row still names these
+		// keys, so a failure here must not delete them.
+		if err := w.put(ctx, &m, c.upload, false); err != nil {
 			return nil, err
 		}
 	} else if c.remove {
@@ -230,7 +240,7 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	switch {
 	case c.upload.present():
 		c.upload.record(&moved, photo.Version(max(c.now.UnixNano(), int64(cur.PhotoV)+1)))
-		if err := w.put(ctx, &moved, c.upload); err != nil {
+		if err := w.put(ctx, &moved, c.upload, true); err != nil {
 			return nil, err
 		}
 	case c.remove:

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +225,64 @@ func TestScriptedUploadAnswer(t *testing.T) {
 			t.Errorf("batch save set a flash %q, want none", ck.Value)
 		}
 	}
+}
+
+// faulty is signedIn with an app whose DynamoDB and S3 calls f can fail.
+func faulty(t *testing.T) (*apptest.App, *apptest.Client, *apptest.Faults) {
+	t.Helper()
+	f := &apptest.Faults{}
+	app := apptest.New(t, apptest.Options{Faults: f})
+	c := app.Client()
+	c.SignIn(admin)
+	return app, c, f
+}
+
+// mealWithPhoto saves a meal with small.jpg and returns it as stored and
+// its edit URL.
+func mealWithPhoto(t *testing.T, app *apptest.App, c *apptest.Client) (meal.Meal, string) {
+	t.Helper()
+	if resp := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg")); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("new meal = %d; %s", resp.StatusCode, resp.Text("main"))
+	}
+	m := allMeals(t, app, admin)[0]
+	return m, "/meals/" + m.Date + "/" + m.ID
+}
+
+// keepsPhoto fails the test unless the meal is still stored with the
+// photo of before, both of whose copies are in the bucket and served.
+func keepsPhoto(t *testing.T, app *apptest.App, c *apptest.Client, before meal.Meal) {
+	t.Helper()
+	ms := allMeals(t, app, admin)
+	if len(ms) != 1 || ms[0].ID != before.ID || ms[0].PhotoV != before.PhotoV {
+		t.Fatalf("meals = %+v, want the one of before with photo_v %d", ms, before.PhotoV)
+	}
+	have := map[string]bool{}
+	for _, k := range objects(t, app) {
+		have[k] = true
+	}
+	for _, k := range before.PhotoKeys() {
+		if !have[k] {
+			t.Errorf("object %s deleted: the row still names it", k)
+		}
+	}
+	if r := c.Get(before.ThumbURL()); r.StatusCode != http.StatusOK {
+		t.Errorf("thumbnail = %d, want 200", r.StatusCode)
+	}
+}
+
+// TestReplaceFailureKeepsPhoto: an edit replacing a meal's photo whose
+// thumbnail cannot be stored fails, and the meal keeps a photo: the
+// copies its row names are not deleted.
+func TestReplaceFailureKeepsPhoto(t *testing.T) {
+	t.Parallel()
+	app, c, f := faulty(t)
+	m, editURL := mealWithPhoto(t, app, c)
+	f.Fail("PutObject", "test-photos", 1) // the display copy goes through
+	resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+		"notes", "new photo", "version", strconv.FormatInt(m.Version, 10))
+	f.Clear()
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("edit with a failing put = %d, want 500", resp.StatusCode)
+	}
+	keepsPhoto(t, app, c, m)
 }
