@@ -286,3 +286,51 @@ func TestReplaceFailureKeepsPhoto(t *testing.T) {
 	}
 	keepsPhoto(t, app, c, m)
 }
+
+// TestKeptPhotoSpentMeanwhile: a kept photo used up between the form's
+// check and its copy into place (the same form sent twice) is the form's
+// "expired" message, 422, and the meal keeps the photo it had.
+func TestKeptPhotoSpentMeanwhile(t *testing.T) {
+	t.Parallel()
+	app, c, f := faulty(t)
+	m, editURL := mealWithPhoto(t, app, c)
+	version := strconv.FormatInt(m.Version, 10)
+	resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "kcal", "lots", "version", version)
+	tok, _ := resp.Doc().Find(`input[name=pending]`).Attr("value")
+	if resp.StatusCode != http.StatusUnprocessableEntity || tok == "" {
+		t.Fatalf("refused edit = %d, token %q", resp.StatusCode, tok)
+	}
+	for _, tc := range []struct{ name, path, version string }{
+		{"edit", editURL, version},
+		{"new meal", "/meals", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "new meal" {
+				// A fresh token: the edit's copy was not adopted.
+				resp := upload(c, "/meals", "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "kcal", "lots")
+				tok, _ = resp.Doc().Find(`input[name=pending]`).Attr("value")
+			}
+			held, release := f.Hold("CopyObject", "test-photos")
+			done := make(chan *apptest.Response, 1)
+			go func() {
+				done <- c.PostMultipart(tc.path, mealForm("pending", tok, "version", tc.version, "notes", "typed again"))
+			}()
+			<-held
+			if err := photo.NewStore(app.Env.S3, "test-photos").DropPending(context.Background(), localenv.Subject(admin), tok); err != nil {
+				t.Fatal(err)
+			}
+			release()
+			resp := <-done
+			if resp.StatusCode != http.StatusUnprocessableEntity || resp.Text("#photo-err") != "The photo kept from before has expired; choose it again." {
+				t.Errorf("spent kept photo = %d %q, want 422 and the expired message", resp.StatusCode, resp.Text("#photo-err"))
+			}
+			if v, _ := resp.Doc().Find(`input[name=pending]`).Attr("value"); v != "" {
+				t.Errorf("form still carries the spent token %q", v)
+			}
+			if got := resp.Text("#notes"); got != "typed again" {
+				t.Errorf("notes = %q, want the typed text kept", got)
+			}
+			keepsPhoto(t, app, c, m)
+		})
+	}
+}

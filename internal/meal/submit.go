@@ -64,7 +64,11 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == "", Kept: up.pending})
 	}
 	m.UserID, m.CreatedAt, m.UpdatedAt = u.ID, now.UTC(), now.UTC()
-	if err := h.w.create(ctx, &m, up, photo.Version(now.UnixNano())); err != nil {
+	if err := h.w.create(ctx, &m, up, photo.Version(now.UnixNano())); pendingGone(err, &f) {
+		// The kept photo went between the check and its copy into place
+		// (the same form sent twice): nothing was saved.
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == ""})
+	} else if err != nil {
 		return err
 	}
 	h.adoptTimeZone(r, u)
@@ -139,6 +143,10 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	}
 	saved, err := h.w.save(ctx, cur, change{edited: edited, upload: up, remove: remove, now: now})
 	switch {
+	case pendingGone(err, &f):
+		// The kept photo went between the check and its copy into place:
+		// nothing was saved, and the meal keeps the photo it had.
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, h.editPage(cur, f, ""))
 	case errors.Is(err, errPhotoReplaced):
 		// The new photo's bytes replaced the old just as another window
 		// saved: record them on the latest version, so row and objects
