@@ -181,7 +181,8 @@ func (c change) moves(cur *Meal) bool {
 // gone. A new date or time moves it: the photo is put (or copied,
 // server-side) under the new keys, the new row created, then the old row
 // deleted on the condition that it is still cur, then the old objects; a
-// conflict at that step undoes the new row and objects.
+// conflict at that step undoes the new row and objects. An old row already
+// gone at that step keeps the new one: undoing it would lose the meal.
 func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	if c.moves(cur) {
 		return w.move(ctx, cur, c)
@@ -260,15 +261,25 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		}
 		return nil, err
 	}
-	if err := w.rows.DeleteVersion(ctx, cur); err != nil {
-		// The old meal changed (or went) while it was copied: undo the copy.
-		// The undo is a delete of what this request just wrote.
+	switch err := w.rows.DeleteVersion(ctx, cur); {
+	case errors.Is(err, ErrConflict):
+		// The old meal changed while it was copied: undo the copy, so the
+		// other change is not lost. The undo is a delete of what this
+		// request just wrote.
 		if derr := w.rows.DeleteVersion(ctx, &moved); derr != nil {
 			w.log.Error("moved meal not undone", "user_id", cur.UserID, "err", derr)
 		} else if moved.HasPhoto() {
 			w.drop(ctx, cur.UserID, moved.PhotoKeys())
 		}
 		return nil, err
+	case errors.Is(err, ErrNotFound):
+		// The old row went meanwhile (deleted, or moved from another
+		// window): the new row is now the only copy of the meal, and stays.
+		// No row names the old keys any more.
+	case err != nil:
+		// Whether the old row went is unknown: keep the new one, so the
+		// meal is at worst in both places, never in neither.
+		return nil, fmt.Errorf("meal: move: old row not deleted, the meal may be in both places: %w", err)
 	}
 	if cur.HasPhoto() {
 		w.drop(ctx, cur.UserID, cur.PhotoKeys())

@@ -334,3 +334,39 @@ func TestKeptPhotoSpentMeanwhile(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveKeepsMealWhenOldRowGone: a move whose old row is gone by the
+// time it is deleted (moved or deleted from another window) keeps the new
+// row and its photo: undoing it would leave the meal nowhere.
+func TestMoveKeepsMealWhenOldRowGone(t *testing.T) {
+	t.Parallel()
+	app, c, f := faulty(t)
+	m, editURL := mealWithPhoto(t, app, c)
+	held, release := f.Hold("DeleteItem", app.Tables.Meals.Name)
+	done := make(chan *apptest.Response, 1)
+	go func() {
+		done <- c.PostForm(editURL, mealForm("time", "19:45", "notes", "moved", "version", strconv.FormatInt(m.Version, 10)))
+	}()
+	<-held
+	d, _ := meal.ParseDate(m.Date)
+	if _, err := app.Meals.Delete(context.Background(), m.UserID, d, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	resp := <-done
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("move whose old row went = %d, want 303", resp.StatusCode)
+	}
+	ms := allMeals(t, app, admin)
+	if len(ms) != 1 || ms[0].Time != "19:45:00" || ms[0].Notes != "moved" || ms[0].PhotoV != m.PhotoV {
+		t.Fatalf("meals = %+v, want the moved meal with its photo", ms)
+	}
+	if r := c.Get(ms[0].ThumbURL()); r.StatusCode != http.StatusOK {
+		t.Errorf("moved meal's thumbnail = %d, want 200", r.StatusCode)
+	}
+	keys := ms[0].PhotoKeys()
+	sort.Strings(keys)
+	if got := objects(t, app); strings.Join(got, ",") != strings.Join(keys, ",") {
+		t.Errorf("objects = %v, want only the moved meal's %v", got, keys)
+	}
+}
