@@ -203,6 +203,13 @@ func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		m.clearPhoto()
 	}
 	err := w.rows.Update(ctx, &m)
+	if err != nil && c.upload.present() && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
+		// The objects already carry the new version, and the row must name
+		// it: try once more, past a cancelled request (a browser gone
+		// mid-save) too.
+		w.log.Warn("meal row not updated after its photo was replaced, retrying", "user_id", cur.UserID, "err", err)
+		err = w.rows.Update(context.WithoutCancel(ctx), &m)
+	}
 	if errors.Is(err, ErrConflict) && c.upload.present() {
 		// Changed between reading and writing, after the new photo's bytes
 		// replaced the old: the bytes stand, and the row must name them, so
@@ -214,6 +221,13 @@ func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		if c.upload.present() {
 			w.drop(ctx, cur.UserID, oldKeys)
 		}
+		return nil, err
+	case err != nil && c.upload.present():
+		// The row still names the old version and sizes: the photo route
+		// sends its URLs on to the version the objects carry, so the meal
+		// shows the new photo, framed by the old sizes until its next
+		// photo change.
+		w.log.Error("meal photo replaced but its row not updated", "user_id", cur.UserID, "err", err)
 		return nil, err
 	case err != nil:
 		return nil, err

@@ -370,3 +370,52 @@ func TestMoveKeepsMealWhenOldRowGone(t *testing.T) {
 		t.Errorf("objects = %v, want only the moved meal's %v", got, keys)
 	}
 }
+
+// TestRowFailureAfterReplace: an edit whose photo has replaced the old
+// one in place, and whose row write then fails, writes the row once more,
+// so the row names the version its objects carry. If that fails too, the
+// edit fails, and the row's photo URLs lead to the photo the objects hold.
+func TestRowFailureAfterReplace(t *testing.T) {
+	t.Parallel()
+	t.Run("once", func(t *testing.T) {
+		t.Parallel()
+		app, c, f := faulty(t)
+		m, editURL := mealWithPhoto(t, app, c)
+		f.FailOnce("PutItem", app.Tables.Meals.Name, 0)
+		resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+			"notes", "new photo", "version", strconv.FormatInt(m.Version, 10))
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("edit whose first row write fails = %d, want 303", resp.StatusCode)
+		}
+		ms := allMeals(t, app, admin)
+		if len(ms) != 1 || ms[0].PhotoV <= m.PhotoV || ms[0].PhotoW == m.PhotoW || ms[0].Notes != "new photo" {
+			t.Fatalf("meals = %+v, want the edit saved with the new photo (was photo_v %d, %d wide)", ms, m.PhotoV, m.PhotoW)
+		}
+		for _, u := range []string{ms[0].PhotoURL(photo.SizeDisplay), ms[0].ThumbURL()} {
+			if r := c.Get(u); r.StatusCode != http.StatusOK {
+				t.Errorf("GET %s = %d, want 200: the row names the objects' version", u, r.StatusCode)
+			}
+		}
+	})
+	t.Run("always", func(t *testing.T) {
+		t.Parallel()
+		app, c, f := faulty(t)
+		m, editURL := mealWithPhoto(t, app, c)
+		f.Fail("PutItem", app.Tables.Meals.Name, 0)
+		resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+			"notes", "new photo", "version", strconv.FormatInt(m.Version, 10))
+		f.Clear()
+		if resp.StatusCode != http.StatusInternalServerError {
+			t.Errorf("edit whose row writes fail = %d, want 500", resp.StatusCode)
+		}
+		for _, u := range []string{m.PhotoURL(photo.SizeDisplay), m.ThumbURL()} {
+			r := c.Get(u)
+			if r.StatusCode == http.StatusFound {
+				r = c.Get(r.Location())
+			}
+			if r.StatusCode != http.StatusOK || r.Header.Get("Content-Type") != "image/jpeg" {
+				t.Errorf("GET %s = %d %q, want the photo (after a redirect)", u, r.StatusCode, r.Header.Get("Content-Type"))
+			}
+		}
+	})
+}
