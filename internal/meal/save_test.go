@@ -419,3 +419,79 @@ func TestRowFailureAfterReplace(t *testing.T) {
 		}
 	})
 }
+
+// replaceMetNewer starts an edit replacing m's photo, lets another window
+// save the meal while the new copies are written, and returns once the
+// edit, its row write refused, has read the latest version and is held at
+// writing the photo on it. The edit's answer arrives on the channel once
+// release is called.
+func replaceMetNewer(t *testing.T, app *apptest.App, c *apptest.Client, f *apptest.Faults, m meal.Meal, editURL string) (<-chan *apptest.Response, func()) {
+	t.Helper()
+	putting, putRelease := f.Hold("PutObject", "test-photos")
+	done := make(chan *apptest.Response, 1)
+	go func() {
+		done <- upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+			"notes", "this window", "version", strconv.FormatInt(m.Version, 10))
+	}()
+	<-putting
+	if resp := c.PostForm(editURL, mealForm("notes", "other window", "version", strconv.FormatInt(m.Version, 10))); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("other window's edit = %d", resp.StatusCode)
+	}
+	// The edit's first PutItem is its own row write, refused; the second
+	// writes the photo on the latest version.
+	writing, writeRelease := f.Hold("PutItem", app.Tables.Meals.Name)
+	putRelease()
+	<-writing
+	held, release := f.Hold("PutItem", app.Tables.Meals.Name)
+	writeRelease()
+	<-held
+	return done, release
+}
+
+// TestReplacedPhotoMetNewer: an edit whose new photo has replaced the old
+// copies when it finds the meal changed records the photo on the latest
+// version and shows the form again (409) with the typing kept, even if
+// the meal changes once more meanwhile; a meal deleted meanwhile gets the
+// page saying so with the typing, and the new copies are deleted.
+func TestReplacedPhotoMetNewer(t *testing.T) {
+	t.Parallel()
+	t.Run("changed again", func(t *testing.T) {
+		t.Parallel()
+		app, c, f := faulty(t)
+		m, editURL := mealWithPhoto(t, app, c)
+		done, release := replaceMetNewer(t, app, c, f, m, editURL)
+		if resp := c.PostForm(editURL, mealForm("notes", "third window", "version", strconv.FormatInt(m.Version+1, 10))); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("third window's edit = %d", resp.StatusCode)
+		}
+		release()
+		resp := <-done
+		if resp.StatusCode != http.StatusConflict || resp.Text("#notes") != "this window" || !strings.Contains(resp.Text("main"), "Your new photo was saved.") {
+			t.Errorf("edit = %d, notes %q; want 409 with this window's notes and the photo saved", resp.StatusCode, resp.Text("#notes"))
+		}
+		ms := allMeals(t, app, admin)
+		if len(ms) != 1 || ms[0].Notes != "third window" || ms[0].PhotoV <= m.PhotoV {
+			t.Fatalf("meals = %+v, want the third window's notes with the new photo", ms)
+		}
+		if r := c.Get(ms[0].ThumbURL()); r.StatusCode != http.StatusOK {
+			t.Errorf("thumbnail = %d, want 200", r.StatusCode)
+		}
+	})
+	t.Run("deleted", func(t *testing.T) {
+		t.Parallel()
+		app, c, f := faulty(t)
+		m, editURL := mealWithPhoto(t, app, c)
+		done, release := replaceMetNewer(t, app, c, f, m, editURL)
+		d, _ := meal.ParseDate(m.Date)
+		if _, err := app.Meals.Delete(context.Background(), m.UserID, d, m.ID); err != nil {
+			t.Fatal(err)
+		}
+		release()
+		resp := <-done
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(resp.Text("main"), "this window") {
+			t.Errorf("edit of a meal deleted meanwhile = %d; want 404 showing this window's notes; %s", resp.StatusCode, resp.Text("main"))
+		}
+		if got := objects(t, app); len(got) != 0 {
+			t.Errorf("objects = %v, want none: no row names them", got)
+		}
+	})
+}

@@ -1,10 +1,13 @@
 package meal
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
@@ -151,15 +154,17 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 		// The new photo's bytes replaced the old just as another window
 		// saved: record them on the latest version, so row and objects
 		// agree, and let the owner re-apply the rest.
-		latest, lerr := h.store.Get(ctx, cur.UserID, mustDate(cur.Date), cur.ID)
-		if lerr != nil {
-			return lerr
+		latest, err := h.recordPhoto(ctx, saved, now)
+		if errors.Is(err, ErrNotFound) {
+			// Deleted or moved meanwhile: no row names the copies just
+			// written.
+			h.w.drop(ctx, cur.UserID, saved.PhotoKeys())
+			return h.gone(w, r, mustDate(cur.Date), &f)
 		}
-		latest.PhotoV, latest.PhotoW, latest.PhotoH, latest.ThumbW, latest.ThumbH, latest.PhotoTaken = saved.PhotoV, saved.PhotoW, saved.PhotoH, saved.ThumbW, saved.ThumbH, saved.PhotoTaken
-		latest.UpdatedAt = now.UTC()
-		if err := h.store.Update(ctx, latest); err != nil {
+		if err != nil {
 			return err
 		}
+		h.w.done(ctx, cur.UserID, up)
 		return h.conflict(w, r, latest, f, upload{}, "Your new photo was saved.")
 	case errors.Is(err, ErrConflict):
 		latest, lerr := h.store.Get(ctx, cur.UserID, mustDate(cur.Date), cur.ID)
@@ -180,6 +185,36 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 		flash = "Meal moved to " + saved.DateTime().Format("Monday 2 January 2006, 15:04") + "."
 	}
 	return finish(w, r, mealLink(saved), flash)
+}
+
+// recordAttempts is how many times recordPhoto reads and writes the meal
+// before it gives up on one changing under it.
+const recordAttempts = 3
+
+// recordPhoto writes the photo of saved (version, sizes, capture time),
+// whose copies have replaced the meal's old ones, on the latest version of
+// the meal, and returns that version as written. A meal changing between
+// the read and the write is read again, up to recordAttempts times; a meal
+// gone is ErrNotFound.
+func (h *Handler) recordPhoto(ctx context.Context, saved *Meal, now time.Time) (*Meal, error) {
+	var err error
+	for range recordAttempts {
+		var latest *Meal
+		latest, err = h.store.Get(ctx, saved.UserID, mustDate(saved.Date), saved.ID)
+		if err != nil {
+			return nil, fmt.Errorf("meal: record replaced photo: %w", err)
+		}
+		latest.PhotoV, latest.PhotoW, latest.PhotoH, latest.ThumbW, latest.ThumbH, latest.PhotoTaken = saved.PhotoV, saved.PhotoW, saved.PhotoH, saved.ThumbW, saved.ThumbH, saved.PhotoTaken
+		latest.UpdatedAt = now.UTC()
+		err = h.store.Update(ctx, latest)
+		if err == nil {
+			return latest, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			break
+		}
+	}
+	return nil, fmt.Errorf("meal: record replaced photo: %w", err)
 }
 
 // conflict shows the edit form again (409) for a meal another window
