@@ -84,9 +84,11 @@ type HEICStatus struct {
 	// PID is the worker's process ID while it runs, else 0.
 	PID int
 	// Decodes counts photos decoded; Killed the decodes stopped for time
-	// or memory; StartFailures the starts that failed.
-	Decodes, Killed, StartFailures int
-	// LastError is the last start failure or kill, "" if none.
+	// or memory; Cancelled the decodes stopped because their upload was
+	// (the uploader went away); StartFailures the starts that failed.
+	Decodes, Killed, Cancelled, StartFailures int
+	// LastError is the last start failure or kill for time or memory, ""
+	// if none.
 	LastError string
 }
 
@@ -195,6 +197,10 @@ func (d *HEICDecoder) decode(ctx context.Context, data []byte, g Gamut) (*Proces
 	defer timer.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	// cancelled is ctx.Done() until it fires, then nil: a closed channel
+	// in the select would be ready on every turn, spinning the loop until
+	// the killed worker's answer arrives.
+	cancelled := ctx.Done()
 	var killed error
 	for {
 		select {
@@ -202,9 +208,14 @@ func (d *HEICDecoder) decode(ctx context.Context, data []byte, g Gamut) (*Proces
 			d.mu.Lock()
 			defer d.mu.Unlock()
 			if killed != nil {
-				d.status.Killed++
-				d.status.LastError = killed.Error()
-				d.log.Warn("heic decode stopped", "reason", reason(killed), "pid", w.cmd.Process.Pid)
+				if errors.Is(killed, ErrHEICTimeout) || errors.Is(killed, ErrHEICMemory) {
+					d.status.Killed++
+					d.status.LastError = killed.Error()
+					d.log.Warn("heic decode stopped", "reason", reason(killed), "pid", w.cmd.Process.Pid)
+				} else {
+					d.status.Cancelled++
+					d.log.Info("heic decode stopped", "reason", reason(killed), "pid", w.cmd.Process.Pid)
+				}
 				d.stopLocked()
 				return nil, killed
 			}
@@ -236,9 +247,12 @@ func (d *HEICDecoder) decode(ctx context.Context, data []byte, g Gamut) (*Proces
 				killed = ErrHEICMemory
 				w.cmd.Process.Kill()
 			}
-		case <-ctx.Done():
-			// The uploader went away; the decode is left to finish, its
-			// answer read and dropped before the next one.
+		case <-cancelled:
+			// The uploader went away: nobody will read this photo, so the
+			// worker is killed at once, giving its CPU and memory back (the
+			// next photo starts a new one), and the loop waits for the
+			// round trip to end on the closed pipes.
+			cancelled = nil
 			if killed == nil {
 				killed = ctx.Err()
 				w.cmd.Process.Kill()
