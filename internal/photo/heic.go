@@ -394,6 +394,10 @@ const heicHello = "ndiro heic-worker 1\n"
 // maxHEICFile bounds a request (the form's limit is lower).
 const maxHEICFile = 64 << 20
 
+// maxHEICMessage bounds the message of a 'D' or 'E' answer; the worker's
+// are an error's text, far shorter.
+const maxHEICMessage = 64 << 10
+
 func (w *heicWorker) roundTrip(data []byte, g Gamut) (*Processed, error) {
 	hdr := []byte{'H', byte(g)}
 	hdr = binary.BigEndian.AppendUint64(hdr, uint64(len(data)))
@@ -431,10 +435,17 @@ func (w *heicWorker) roundTrip(data []byte, g Gamut) (*Processed, error) {
 		if _, err := io.ReadFull(w.out, n[:]); err != nil {
 			return nil, fmt.Errorf("read from worker: %w", err)
 		}
-		msg := make([]byte, min(binary.BigEndian.Uint32(n[:]), 4096))
+		// The whole message is read, so the next answer starts where it
+		// should; one too long to read is an error, which stops the worker.
+		size := binary.BigEndian.Uint32(n[:])
+		if size > maxHEICMessage {
+			return nil, fmt.Errorf("worker answered a message of %d bytes", size)
+		}
+		msg := make([]byte, size)
 		if _, err := io.ReadFull(w.out, msg); err != nil {
 			return nil, fmt.Errorf("read from worker: %w", err)
 		}
+		msg = msg[:min(len(msg), 4096)] // for the log
 		if kind == 'D' {
 			return nil, fmt.Errorf("%w (%s)", ErrDamaged, msg)
 		}
@@ -537,6 +548,7 @@ func answer(w *bufio.Writer, p *Processed, err error) error {
 			kind = 'D'
 		}
 		msg := err.Error()
+		msg = msg[:min(len(msg), 4096)]
 		w.WriteByte(kind)
 		w.Write(binary.BigEndian.AppendUint32(nil, uint32(len(msg))))
 		w.WriteString(msg)

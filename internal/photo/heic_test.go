@@ -177,6 +177,32 @@ func TestHEICQueue(t *testing.T) {
 	}
 }
 
+// TestHEICLongMessage: a 'D' answer with a message longer than what is
+// kept of it is read whole, so the next answer is read from its start:
+// both photos are refused as damaged by the same worker.
+func TestHEICLongMessage(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, d := heicPipeline(t, func() *exec.Cmd { return exec.Command(exe, "fake-heic-worker") })
+	heic := apptest.Photo(t, "photo.heic")
+	var pid int
+	for i := range 2 {
+		if _, err := p.Process(context.Background(), heic); !errors.Is(err, photo.ErrDamaged) {
+			t.Errorf("Process #%d = %v, want ErrDamaged", i+1, err)
+		}
+		st := d.Status()
+		if i == 0 {
+			pid = st.PID
+		}
+		if st.State != "ready" || st.PID == 0 || st.PID != pid {
+			t.Errorf("status after photo #%d = %+v, want the first worker (pid %d) ready", i+1, st, pid)
+		}
+	}
+}
+
 // TestHEICCancelled: an upload cancelled mid-decode stops the worker and
 // is counted as cancelled, not as a kill for time or memory; until the
 // round trip ends, the decoder waits without spinning. The worker here
