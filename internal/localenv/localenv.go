@@ -268,7 +268,7 @@ func NewDynamoClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamo
 // NewS3Client returns an S3 client for gofakes3 at endpoint: path-style
 // addressing, and checksums only when required, because with the SDK's
 // default the upload is sent aws-chunked and gofakes3 would store the chunk
-// framing inside the object (BACKENDS.md).
+// framing inside the object.
 // Further options (tests count calls) apply after these.
 func NewS3Client(endpoint string, optFns ...func(*s3.Options)) *s3.Client {
 	cfg := aws.Config{Region: "us-east-1", Credentials: localCredentials}

@@ -202,10 +202,13 @@ func (h *Handler) Photo(w http.ResponseWriter, r *http.Request, uid string) erro
 	return err
 }
 
-// photoQuery returns the ?v= and ?size= parameters of a photo URL. The
-// URLs ndiro writes ("v=0123456789ab&size=thumb") are read without
-// building a url.Values map; anything else (escapes, repeats) goes
-// through url.ParseQuery, so the result is the same (first value wins).
+// photoQuery returns the ?v= and ?size= parameters of a photo URL, the
+// same as u.Query().Get would. The URLs ndiro writes
+// ("v=0123456789ab&size=thumb") are read here without building a
+// url.Values map, and so are other orders, repeats (the first value wins,
+// as Get's does) and other parameters; a query with an escape ('%' or
+// '+') or a ';' (which url.ParseQuery refuses, dropping that pair) goes
+// through u.Query() instead.
 func photoQuery(u *url.URL) (v, size string) {
 	raw := u.RawQuery
 	var seenV, seenSize bool

@@ -10,8 +10,8 @@ import (
 	"ndiro/internal/photo"
 )
 
-// The stores a meal write spans, as small interfaces so that a fake can
-// fail any step (STYLE.md): *Store and *photo.Store are the real ones.
+// The stores a meal write spans, as small interfaces naming only what a
+// write uses: *Store and *photo.Store are the real ones.
 type (
 	rows interface {
 		Create(ctx context.Context, m *Meal) error
@@ -32,6 +32,10 @@ type (
 // before the row that names them and deleted after the row that named them
 // is gone, so a failure part-way leaves at worst objects no row names
 // (which the admin monitor finds), never a row whose photo is missing.
+// A photo replaced in place is the one exception to the order: its keys
+// are the ones the row names, so a failure after the new bytes went in
+// leaves the row naming an older version than its objects carry, which
+// the photo route follows (save says how that is kept rare).
 type writer struct {
 	rows    rows
 	objects objects

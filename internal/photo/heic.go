@@ -20,10 +20,13 @@ import (
 )
 
 // HEIC decoding runs in a worker process of the same binary ("ndiro
-// heic-worker"), never in the web server: the decoder (libheif compiled to
-// WebAssembly, run by wazero) takes about 2 s of CPU and 270–375 MB per 12
-// megapixels, cannot be interrupted, and stalls other goroutines while it
-// runs (../shared/BACKENDS.md, HEIC). The server's HEICDecoder starts the
+// heic-worker"), never in the web server. The decoder is libheif compiled
+// to WebAssembly (github.com/gen2brain/heic), run by wazero: one
+// 12-megapixel photo takes about 2 s of CPU and 270–375 MB of resident
+// memory, and a decode cannot be interrupted (heic.Decode takes no
+// context) and stalls other goroutines while it runs. So it runs in its
+// own process, which can be killed to bound its time and memory, and
+// whose memory is not the server's. The server's HEICDecoder starts the
 // worker on first use and keeps it warm, feeds it one file at a time over
 // its stdin, reads the two finished JPEG copies from its stdout, and kills
 // it (restarting it for the next photo) when a decode runs past its time
