@@ -186,7 +186,8 @@ func (c change) moves(cur *Meal) bool {
 // server-side) under the new keys, the new row created, then the old row
 // deleted on the condition that it is still cur, then the old objects; a
 // conflict at that step undoes the new row and objects. An old row already
-// gone at that step keeps the new one: undoing it would lose the meal.
+// gone at that step keeps the new one: undoing it would lose the meal; so
+// does any other failure of that step, once tried again.
 func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	if c.moves(cur) {
 		return w.move(ctx, cur, c)
@@ -279,7 +280,15 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		}
 		return nil, err
 	}
-	switch err := w.rows.DeleteVersion(ctx, cur); {
+	err = w.rows.DeleteVersion(ctx, cur)
+	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
+		// Whether the old row went is unknown: ask again, past a cancelled
+		// request too. A delete that went through the first time is
+		// ErrNotFound now.
+		w.log.Warn("old meal row not deleted after a move, retrying", "user_id", cur.UserID, "err", err)
+		err = w.rows.DeleteVersion(context.WithoutCancel(ctx), cur)
+	}
+	switch {
 	case errors.Is(err, ErrConflict):
 		// The old meal changed while it was copied: undo the copy, so the
 		// other change is not lost. The undo is a delete of what this
@@ -295,8 +304,9 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		// window): the new row is now the only copy of the meal, and stays.
 		// No row names the old keys any more.
 	case err != nil:
-		// Whether the old row went is unknown: keep the new one, so the
-		// meal is at worst in both places, never in neither.
+		// Still unknown: keep the new row, so the meal is at worst in
+		// both places, never in neither.
+		w.log.Error("meal moved but its old row not deleted", "user_id", cur.UserID, "err", err)
 		return nil, fmt.Errorf("meal: move: old row not deleted, the meal may be in both places: %w", err)
 	}
 	if cur.HasPhoto() {

@@ -495,3 +495,26 @@ func TestReplacedPhotoMetNewer(t *testing.T) {
 		}
 	})
 }
+
+// TestMoveOldRowDeleteFailsOnce: a move whose delete of the old row fails
+// once asks again, and the meal ends up moved, once, with its photo; it is
+// not undone (had the first delete gone through, the meal would be lost).
+func TestMoveOldRowDeleteFailsOnce(t *testing.T) {
+	t.Parallel()
+	app, c, f := faulty(t)
+	m, editURL := mealWithPhoto(t, app, c)
+	f.FailOnce("DeleteItem", app.Tables.Meals.Name, 0)
+	resp := c.PostForm(editURL, mealForm("time", "19:45", "version", strconv.FormatInt(m.Version, 10)))
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("move whose old row delete fails once = %d, want 303", resp.StatusCode)
+	}
+	ms := allMeals(t, app, admin)
+	if len(ms) != 1 || ms[0].Time != "19:45:00" || ms[0].PhotoV != m.PhotoV {
+		t.Fatalf("meals = %+v, want only the moved meal with its photo", ms)
+	}
+	keys := ms[0].PhotoKeys()
+	sort.Strings(keys)
+	if got := objects(t, app); strings.Join(got, ",") != strings.Join(keys, ",") {
+		t.Errorf("objects = %v, want only the moved meal's %v", got, keys)
+	}
+}
