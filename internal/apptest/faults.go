@@ -32,6 +32,7 @@ type rule struct {
 	after      int // calls let through before the rule acts
 	seen       int
 	fail       bool
+	once       bool          // act on one call, then go
 	hold       chan struct{} // closed by the release func
 	held       chan struct{} // closed when the first call is held
 	dropKey    string        // DeleteObjects: refuse keys containing this
@@ -41,6 +42,12 @@ type rule struct {
 // with ErrInjected, after the first after calls succeed, until Clear.
 func (f *Faults) Fail(op, target string, after int) {
 	f.add(&rule{op: op, target: target, after: after, fail: true})
+}
+
+// FailOnce makes one call of op on target fail with ErrInjected, the one
+// after the first after calls; the calls after it succeed.
+func (f *Faults) FailOnce(op, target string, after int) {
+	f.add(&rule{op: op, target: target, after: after, fail: true, once: true})
 }
 
 // Hold makes the next call of op on target wait until release is called;
@@ -135,7 +142,7 @@ func (f *Faults) match(op, target string) []*rule {
 		if r.seen <= r.after {
 			continue
 		}
-		if r.hold != nil { // a hold acts once
+		if r.hold != nil || r.once { // a hold acts once
 			f.rules = append(f.rules[:i], f.rules[i+1:]...)
 			i--
 		}

@@ -104,9 +104,7 @@ func (h *Handler) readUpload(w http.ResponseWriter, r *http.Request, f *Form, no
 		return up, nil
 	}
 	p, err := h.photos.LookPending(r.Context(), user.ID(r.Context()), f.Pending, now)
-	if errors.Is(err, photo.ErrPendingGone) {
-		f.Pending = ""
-		f.Errors["photo"] = "The photo kept from before has expired; choose it again."
+	if pendingGone(err, f) {
 		return up, nil
 	}
 	if err != nil {
@@ -114,6 +112,24 @@ func (h *Handler) readUpload(w http.ResponseWriter, r *http.Request, f *Form, no
 	}
 	up.pending = p
 	return up, nil
+}
+
+// msgPendingGone is the form's photo message for a kept upload that has
+// expired or been used up (the same form sent twice).
+const msgPendingGone = "The photo kept from before has expired; choose it again."
+
+// pendingGone reports whether err is photo.ErrPendingGone: the form's kept
+// upload is gone, when the form is read or later, as a save copies it into
+// place. It then drops the kept upload from f and gives f the photo
+// message, for the form to be shown again (422) with everything else as
+// typed.
+func pendingGone(err error, f *Form) bool {
+	if !errors.Is(err, photo.ErrPendingGone) {
+		return false
+	}
+	f.Pending = ""
+	f.Errors["photo"] = msgPendingGone
+	return true
 }
 
 // keep stores a photo that came with a form that must be corrected as a
@@ -186,10 +202,13 @@ func (h *Handler) Photo(w http.ResponseWriter, r *http.Request, uid string) erro
 	return err
 }
 
-// photoQuery returns the ?v= and ?size= parameters of a photo URL. The
-// URLs ndiro writes ("v=0123456789ab&size=thumb") are read without
-// building a url.Values map; anything else (escapes, repeats) goes
-// through url.ParseQuery, so the result is the same (first value wins).
+// photoQuery returns the ?v= and ?size= parameters of a photo URL, the
+// same as u.Query().Get would. The URLs ndiro writes
+// ("v=0123456789ab&size=thumb") are read here without building a
+// url.Values map, and so are other orders, repeats (the first value wins,
+// as Get's does) and other parameters; a query with an escape ('%' or
+// '+') or a ';' (which url.ParseQuery refuses, dropping that pair) goes
+// through u.Query() instead.
 func photoQuery(u *url.URL) (v, size string) {
 	raw := u.RawQuery
 	var seenV, seenSize bool

@@ -38,8 +38,10 @@ type PhotoReport struct {
 	// meal's photo names: neither its display copy nor its thumbnail
 	// (Meal.PhotoKeys) of a meal with both copies present.
 	Orphans []string
-	// Missing are the meals, in key order, whose photo_v is set but at
-	// least one of whose two copies does not exist.
+	// Missing are the meals, sorted by owner and sort key, whose photo_v
+	// is set but at least one of whose two copies (Meal.PhotoKeys) is not
+	// in the bucket: whole rows, as scanned. Only presence is compared,
+	// not the version an object carries.
 	Missing []Meal
 }
 
@@ -56,8 +58,9 @@ func (r *PhotoReport) Clean() bool { return len(r.Orphans) == 0 && len(r.Missing
 // It lists the bucket, then scans the table, each once. Uploads, moves
 // and deletes running meanwhile can show up as orphans or missing copies
 // for that moment, so only counts taken while the app writes are
-// approximate. Missing holds the meals as scanned: keys, date, ID and
-// photo_v (Store.ScanPhotos), not their other fields.
+// approximate. Missing holds the meals as scanned: whole items
+// (Store.ScanPhotos), possibly older than the table by the time they are
+// read, which is why RepairPhotos reads each again before writing it.
 func CheckPhotos(ctx context.Context, rows Rows, objects Objects, pace dynamo.Pace) (*PhotoReport, error) {
 	if pace == nil {
 		pace = func(context.Context, int) error { return nil }

@@ -10,8 +10,8 @@ import (
 	"ndiro/internal/photo"
 )
 
-// The stores a meal write spans, as small interfaces so that a fake can
-// fail any step (STYLE.md): *Store and *photo.Store are the real ones.
+// The stores a meal write spans, as small interfaces naming only what a
+// write uses: *Store and *photo.Store are the real ones.
 type (
 	rows interface {
 		Create(ctx context.Context, m *Meal) error
@@ -32,6 +32,10 @@ type (
 // before the row that names them and deleted after the row that named them
 // is gone, so a failure part-way leaves at worst objects no row names
 // (which the admin monitor finds), never a row whose photo is missing.
+// A photo replaced in place is the one exception to the order: its keys
+// are the ones the row names, so a failure after the new bytes went in
+// leaves the row naming an older version than its objects carry, which
+// the photo route follows (save says how that is kept rare).
 type writer struct {
 	rows    rows
 	objects objects
@@ -74,27 +78,35 @@ func (u upload) record(m *Meal, v photo.Version) {
 }
 
 // put stores the upload as m's photo (m.PhotoV must be set) under
-// m.PhotoKeys(), and drops any cached bytes of those keys.
-func (w *writer) put(ctx context.Context, m *Meal, u upload) error {
+// m.PhotoKeys(), and drops any cached bytes of those keys. fresh says that
+// no row names those keys yet (a new meal, or one moving to a new key): a
+// failure then deletes what put wrote there. Otherwise the keys hold the
+// photo the meal's row still names, and a failure deletes nothing: the
+// row keeps a photo, though a failure between the two copies leaves the
+// display copy at the new version (the photo route follows the version an
+// object carries).
+func (w *writer) put(ctx context.Context, m *Meal, u upload, fresh bool) error {
 	keys := m.PhotoKeys()
-	if u.pending != nil {
-		if err := w.objects.AdoptPending(ctx, m.UserID, u.pending.Token, keys, m.PhotoV); err != nil {
-			w.drop(ctx, m.UserID, keys)
-			return err
-		}
-	} else {
-		if err := w.objects.Put(ctx, keys[0], u.proc.Display, m.PhotoV); err != nil {
-			return err
-		}
-		if err := w.objects.Put(ctx, keys[1], u.proc.Thumb, m.PhotoV); err != nil {
-			w.drop(ctx, m.UserID, keys[:1])
-			return err
-		}
+	err := w.putKeys(ctx, m, u, keys)
+	if err != nil && fresh {
+		w.drop(ctx, m.UserID, keys)
+		return err
 	}
 	for _, k := range keys {
 		w.forget(k)
 	}
-	return nil
+	return err
+}
+
+// putKeys writes the upload's two copies to keys, display first.
+func (w *writer) putKeys(ctx context.Context, m *Meal, u upload, keys []string) error {
+	if u.pending != nil {
+		return w.objects.AdoptPending(ctx, m.UserID, u.pending.Token, keys, m.PhotoV)
+	}
+	if err := w.objects.Put(ctx, keys[0], u.proc.Display, m.PhotoV); err != nil {
+		return err
+	}
+	return w.objects.Put(ctx, keys[1], u.proc.Thumb, m.PhotoV)
 }
 
 // done drops the kept copies of an upload that is now a meal's photo. A
@@ -130,7 +142,7 @@ func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version)
 		}
 		m.ID = NewID(tod)
 		u.record(m, v)
-		if err := w.put(ctx, m, u); err != nil {
+		if err := w.put(ctx, m, u, true); err != nil {
 			return err
 		}
 	}
@@ -173,7 +185,9 @@ func (c change) moves(cur *Meal) bool {
 // gone. A new date or time moves it: the photo is put (or copied,
 // server-side) under the new keys, the new row created, then the old row
 // deleted on the condition that it is still cur, then the old objects; a
-// conflict at that step undoes the new row and objects.
+// conflict at that step undoes the new row and objects. An old row already
+// gone at that step keeps the new one: undoing it would lose the meal; so
+// does any other failure of that step, once tried again.
 func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	if c.moves(cur) {
 		return w.move(ctx, cur, c)
@@ -184,14 +198,23 @@ func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	if c.upload.present() {
 		c.upload.record(&m, photo.Version(max(c.now.UnixNano(), int64(cur.PhotoV)+1)))
 		// The new bytes replace the old under the same keys, each tagged
-		// with its version, so every URL still gets its own version's bytes.
-		if err := w.put(ctx, &m, c.upload); err != nil {
+		// with its version: the photo route sends a URL of the old version
+		// to the version the object carries. The row still names these
+		// keys, so a failure here must not delete them.
+		if err := w.put(ctx, &m, c.upload, false); err != nil {
 			return nil, err
 		}
 	} else if c.remove {
 		m.clearPhoto()
 	}
 	err := w.rows.Update(ctx, &m)
+	if err != nil && c.upload.present() && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
+		// The objects already carry the new version, and the row must name
+		// it: try once more, past a cancelled request (a browser gone
+		// mid-save) too.
+		w.log.Warn("meal row not updated after its photo was replaced, retrying", "user_id", cur.UserID, "err", err)
+		err = w.rows.Update(context.WithoutCancel(ctx), &m)
+	}
 	if errors.Is(err, ErrConflict) && c.upload.present() {
 		// Changed between reading and writing, after the new photo's bytes
 		// replaced the old: the bytes stand, and the row must name them, so
@@ -203,6 +226,13 @@ func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		if c.upload.present() {
 			w.drop(ctx, cur.UserID, oldKeys)
 		}
+		return nil, err
+	case err != nil && c.upload.present():
+		// The row still names the old version and sizes: the photo route
+		// sends its URLs on to the version the objects carry, so the meal
+		// shows the new photo, framed by the old sizes until its next
+		// photo change.
+		w.log.Error("meal photo replaced but its row not updated", "user_id", cur.UserID, "err", err)
 		return nil, err
 	case err != nil:
 		return nil, err
@@ -230,7 +260,7 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	switch {
 	case c.upload.present():
 		c.upload.record(&moved, photo.Version(max(c.now.UnixNano(), int64(cur.PhotoV)+1)))
-		if err := w.put(ctx, &moved, c.upload); err != nil {
+		if err := w.put(ctx, &moved, c.upload, true); err != nil {
 			return nil, err
 		}
 	case c.remove:
@@ -250,15 +280,34 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		}
 		return nil, err
 	}
-	if err := w.rows.DeleteVersion(ctx, cur); err != nil {
-		// The old meal changed (or went) while it was copied: undo the copy.
-		// The undo is a delete of what this request just wrote.
+	err = w.rows.DeleteVersion(ctx, cur)
+	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
+		// Whether the old row went is unknown: ask again, past a cancelled
+		// request too. A delete that went through the first time is
+		// ErrNotFound now.
+		w.log.Warn("old meal row not deleted after a move, retrying", "user_id", cur.UserID, "err", err)
+		err = w.rows.DeleteVersion(context.WithoutCancel(ctx), cur)
+	}
+	switch {
+	case errors.Is(err, ErrConflict):
+		// The old meal changed while it was copied: undo the copy, so the
+		// other change is not lost. The undo is a delete of what this
+		// request just wrote.
 		if derr := w.rows.DeleteVersion(ctx, &moved); derr != nil {
 			w.log.Error("moved meal not undone", "user_id", cur.UserID, "err", derr)
 		} else if moved.HasPhoto() {
 			w.drop(ctx, cur.UserID, moved.PhotoKeys())
 		}
 		return nil, err
+	case errors.Is(err, ErrNotFound):
+		// The old row went meanwhile (deleted, or moved from another
+		// window): the new row is now the only copy of the meal, and stays.
+		// No row names the old keys any more.
+	case err != nil:
+		// Still unknown: keep the new row, so the meal is at worst in
+		// both places, never in neither.
+		w.log.Error("meal moved but its old row not deleted", "user_id", cur.UserID, "err", err)
+		return nil, fmt.Errorf("meal: move: old row not deleted, the meal may be in both places: %w", err)
 	}
 	if cur.HasPhoto() {
 		w.drop(ctx, cur.UserID, cur.PhotoKeys())

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -223,5 +224,297 @@ func TestScriptedUploadAnswer(t *testing.T) {
 		if ck.Name == "ndiro_flash" {
 			t.Errorf("batch save set a flash %q, want none", ck.Value)
 		}
+	}
+}
+
+// faulty is signedIn with an app whose DynamoDB and S3 calls f can fail.
+func faulty(t *testing.T) (*apptest.App, *apptest.Client, *apptest.Faults) {
+	t.Helper()
+	f := &apptest.Faults{}
+	app := apptest.New(t, apptest.Options{Faults: f})
+	c := app.Client()
+	c.SignIn(admin)
+	return app, c, f
+}
+
+// mealWithPhoto saves a meal with small.jpg and returns it as stored and
+// its edit URL.
+func mealWithPhoto(t *testing.T, app *apptest.App, c *apptest.Client) (meal.Meal, string) {
+	t.Helper()
+	if resp := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg")); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("new meal = %d; %s", resp.StatusCode, resp.Text("main"))
+	}
+	m := allMeals(t, app, admin)[0]
+	return m, "/meals/" + m.Date + "/" + m.ID
+}
+
+// keepsPhoto fails the test unless the meal is still stored with the
+// photo of before, both of whose copies are in the bucket and served.
+func keepsPhoto(t *testing.T, app *apptest.App, c *apptest.Client, before meal.Meal) {
+	t.Helper()
+	ms := allMeals(t, app, admin)
+	if len(ms) != 1 || ms[0].ID != before.ID || ms[0].PhotoV != before.PhotoV {
+		t.Fatalf("meals = %+v, want the one of before with photo_v %d", ms, before.PhotoV)
+	}
+	have := map[string]bool{}
+	for _, k := range objects(t, app) {
+		have[k] = true
+	}
+	for _, k := range before.PhotoKeys() {
+		if !have[k] {
+			t.Errorf("object %s deleted: the row still names it", k)
+		}
+	}
+	if r := c.Get(before.ThumbURL()); r.StatusCode != http.StatusOK {
+		t.Errorf("thumbnail = %d, want 200", r.StatusCode)
+	}
+}
+
+// TestReplaceFailureKeepsPhoto: an edit replacing a meal's photo whose
+// thumbnail cannot be stored fails, and the meal keeps a photo: the
+// copies its row names are not deleted.
+func TestReplaceFailureKeepsPhoto(t *testing.T) {
+	t.Parallel()
+	app, c, f := faulty(t)
+	m, editURL := mealWithPhoto(t, app, c)
+	f.Fail("PutObject", "test-photos", 1) // the display copy goes through
+	resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+		"notes", "new photo", "version", strconv.FormatInt(m.Version, 10))
+	f.Clear()
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("edit with a failing put = %d, want 500", resp.StatusCode)
+	}
+	keepsPhoto(t, app, c, m)
+}
+
+// TestKeptPhotoSpentMeanwhile: a kept photo used up between the form's
+// check and its copy into place (the same form sent twice) is the form's
+// "expired" message, 422, and the meal keeps the photo it had.
+func TestKeptPhotoSpentMeanwhile(t *testing.T) {
+	t.Parallel()
+	app, c, f := faulty(t)
+	m, editURL := mealWithPhoto(t, app, c)
+	version := strconv.FormatInt(m.Version, 10)
+	resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "kcal", "lots", "version", version)
+	tok, _ := resp.Doc().Find(`input[name=pending]`).Attr("value")
+	if resp.StatusCode != http.StatusUnprocessableEntity || tok == "" {
+		t.Fatalf("refused edit = %d, token %q", resp.StatusCode, tok)
+	}
+	for _, tc := range []struct{ name, path, version string }{
+		{"edit", editURL, version},
+		{"new meal", "/meals", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "new meal" {
+				// A fresh token: the edit's copy was not adopted.
+				resp := upload(c, "/meals", "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "kcal", "lots")
+				tok, _ = resp.Doc().Find(`input[name=pending]`).Attr("value")
+			}
+			held, release := f.Hold("CopyObject", "test-photos")
+			done := make(chan *apptest.Response, 1)
+			go func() {
+				done <- c.PostMultipart(tc.path, mealForm("pending", tok, "version", tc.version, "notes", "typed again"))
+			}()
+			<-held
+			if err := photo.NewStore(app.Env.S3, "test-photos").DropPending(context.Background(), localenv.Subject(admin), tok); err != nil {
+				t.Fatal(err)
+			}
+			release()
+			resp := <-done
+			if resp.StatusCode != http.StatusUnprocessableEntity || resp.Text("#photo-err") != "The photo kept from before has expired; choose it again." {
+				t.Errorf("spent kept photo = %d %q, want 422 and the expired message", resp.StatusCode, resp.Text("#photo-err"))
+			}
+			if v, _ := resp.Doc().Find(`input[name=pending]`).Attr("value"); v != "" {
+				t.Errorf("form still carries the spent token %q", v)
+			}
+			if got := resp.Text("#notes"); got != "typed again" {
+				t.Errorf("notes = %q, want the typed text kept", got)
+			}
+			keepsPhoto(t, app, c, m)
+		})
+	}
+}
+
+// TestMoveKeepsMealWhenOldRowGone: a move whose old row is gone by the
+// time it is deleted (moved or deleted from another window) keeps the new
+// row and its photo: undoing it would leave the meal nowhere.
+func TestMoveKeepsMealWhenOldRowGone(t *testing.T) {
+	t.Parallel()
+	app, c, f := faulty(t)
+	m, editURL := mealWithPhoto(t, app, c)
+	held, release := f.Hold("DeleteItem", app.Tables.Meals.Name)
+	done := make(chan *apptest.Response, 1)
+	go func() {
+		done <- c.PostForm(editURL, mealForm("time", "19:45", "notes", "moved", "version", strconv.FormatInt(m.Version, 10)))
+	}()
+	<-held
+	d, _ := meal.ParseDate(m.Date)
+	if _, err := app.Meals.Delete(context.Background(), m.UserID, d, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	resp := <-done
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("move whose old row went = %d, want 303", resp.StatusCode)
+	}
+	ms := allMeals(t, app, admin)
+	if len(ms) != 1 || ms[0].Time != "19:45:00" || ms[0].Notes != "moved" || ms[0].PhotoV != m.PhotoV {
+		t.Fatalf("meals = %+v, want the moved meal with its photo", ms)
+	}
+	if r := c.Get(ms[0].ThumbURL()); r.StatusCode != http.StatusOK {
+		t.Errorf("moved meal's thumbnail = %d, want 200", r.StatusCode)
+	}
+	keys := ms[0].PhotoKeys()
+	sort.Strings(keys)
+	if got := objects(t, app); strings.Join(got, ",") != strings.Join(keys, ",") {
+		t.Errorf("objects = %v, want only the moved meal's %v", got, keys)
+	}
+}
+
+// TestRowFailureAfterReplace: an edit whose photo has replaced the old
+// one in place, and whose row write then fails, writes the row once more,
+// so the row names the version its objects carry. If that fails too, the
+// edit fails, and the row's photo URLs lead to the photo the objects hold.
+func TestRowFailureAfterReplace(t *testing.T) {
+	t.Parallel()
+	t.Run("once", func(t *testing.T) {
+		t.Parallel()
+		app, c, f := faulty(t)
+		m, editURL := mealWithPhoto(t, app, c)
+		f.FailOnce("PutItem", app.Tables.Meals.Name, 0)
+		resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+			"notes", "new photo", "version", strconv.FormatInt(m.Version, 10))
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("edit whose first row write fails = %d, want 303", resp.StatusCode)
+		}
+		ms := allMeals(t, app, admin)
+		if len(ms) != 1 || ms[0].PhotoV <= m.PhotoV || ms[0].PhotoW == m.PhotoW || ms[0].Notes != "new photo" {
+			t.Fatalf("meals = %+v, want the edit saved with the new photo (was photo_v %d, %d wide)", ms, m.PhotoV, m.PhotoW)
+		}
+		for _, u := range []string{ms[0].PhotoURL(photo.SizeDisplay), ms[0].ThumbURL()} {
+			if r := c.Get(u); r.StatusCode != http.StatusOK {
+				t.Errorf("GET %s = %d, want 200: the row names the objects' version", u, r.StatusCode)
+			}
+		}
+	})
+	t.Run("always", func(t *testing.T) {
+		t.Parallel()
+		app, c, f := faulty(t)
+		m, editURL := mealWithPhoto(t, app, c)
+		f.Fail("PutItem", app.Tables.Meals.Name, 0)
+		resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+			"notes", "new photo", "version", strconv.FormatInt(m.Version, 10))
+		f.Clear()
+		if resp.StatusCode != http.StatusInternalServerError {
+			t.Errorf("edit whose row writes fail = %d, want 500", resp.StatusCode)
+		}
+		for _, u := range []string{m.PhotoURL(photo.SizeDisplay), m.ThumbURL()} {
+			r := c.Get(u)
+			if r.StatusCode == http.StatusFound {
+				r = c.Get(r.Location())
+			}
+			if r.StatusCode != http.StatusOK || r.Header.Get("Content-Type") != "image/jpeg" {
+				t.Errorf("GET %s = %d %q, want the photo (after a redirect)", u, r.StatusCode, r.Header.Get("Content-Type"))
+			}
+		}
+	})
+}
+
+// replaceMetNewer starts an edit replacing m's photo, lets another window
+// save the meal while the new copies are written, and returns once the
+// edit, its row write refused, has read the latest version and is held at
+// writing the photo on it. The edit's answer arrives on the channel once
+// release is called.
+func replaceMetNewer(t *testing.T, app *apptest.App, c *apptest.Client, f *apptest.Faults, m meal.Meal, editURL string) (<-chan *apptest.Response, func()) {
+	t.Helper()
+	putting, putRelease := f.Hold("PutObject", "test-photos")
+	done := make(chan *apptest.Response, 1)
+	go func() {
+		done <- upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+			"notes", "this window", "version", strconv.FormatInt(m.Version, 10))
+	}()
+	<-putting
+	if resp := c.PostForm(editURL, mealForm("notes", "other window", "version", strconv.FormatInt(m.Version, 10))); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("other window's edit = %d", resp.StatusCode)
+	}
+	// The edit's first PutItem is its own row write, refused; the second
+	// writes the photo on the latest version.
+	writing, writeRelease := f.Hold("PutItem", app.Tables.Meals.Name)
+	putRelease()
+	<-writing
+	held, release := f.Hold("PutItem", app.Tables.Meals.Name)
+	writeRelease()
+	<-held
+	return done, release
+}
+
+// TestReplacedPhotoMetNewer: an edit whose new photo has replaced the old
+// copies when it finds the meal changed records the photo on the latest
+// version and shows the form again (409) with the typing kept, even if
+// the meal changes once more meanwhile; a meal deleted meanwhile gets the
+// page saying so with the typing, and the new copies are deleted.
+func TestReplacedPhotoMetNewer(t *testing.T) {
+	t.Parallel()
+	t.Run("changed again", func(t *testing.T) {
+		t.Parallel()
+		app, c, f := faulty(t)
+		m, editURL := mealWithPhoto(t, app, c)
+		done, release := replaceMetNewer(t, app, c, f, m, editURL)
+		if resp := c.PostForm(editURL, mealForm("notes", "third window", "version", strconv.FormatInt(m.Version+1, 10))); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("third window's edit = %d", resp.StatusCode)
+		}
+		release()
+		resp := <-done
+		if resp.StatusCode != http.StatusConflict || resp.Text("#notes") != "this window" || !strings.Contains(resp.Text("main"), "Your new photo was saved.") {
+			t.Errorf("edit = %d, notes %q; want 409 with this window's notes and the photo saved", resp.StatusCode, resp.Text("#notes"))
+		}
+		ms := allMeals(t, app, admin)
+		if len(ms) != 1 || ms[0].Notes != "third window" || ms[0].PhotoV <= m.PhotoV {
+			t.Fatalf("meals = %+v, want the third window's notes with the new photo", ms)
+		}
+		if r := c.Get(ms[0].ThumbURL()); r.StatusCode != http.StatusOK {
+			t.Errorf("thumbnail = %d, want 200", r.StatusCode)
+		}
+	})
+	t.Run("deleted", func(t *testing.T) {
+		t.Parallel()
+		app, c, f := faulty(t)
+		m, editURL := mealWithPhoto(t, app, c)
+		done, release := replaceMetNewer(t, app, c, f, m, editURL)
+		d, _ := meal.ParseDate(m.Date)
+		if _, err := app.Meals.Delete(context.Background(), m.UserID, d, m.ID); err != nil {
+			t.Fatal(err)
+		}
+		release()
+		resp := <-done
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(resp.Text("main"), "this window") {
+			t.Errorf("edit of a meal deleted meanwhile = %d; want 404 showing this window's notes; %s", resp.StatusCode, resp.Text("main"))
+		}
+		if got := objects(t, app); len(got) != 0 {
+			t.Errorf("objects = %v, want none: no row names them", got)
+		}
+	})
+}
+
+// TestMoveOldRowDeleteFailsOnce: a move whose delete of the old row fails
+// once asks again, and the meal ends up moved, once, with its photo; it is
+// not undone (had the first delete gone through, the meal would be lost).
+func TestMoveOldRowDeleteFailsOnce(t *testing.T) {
+	t.Parallel()
+	app, c, f := faulty(t)
+	m, editURL := mealWithPhoto(t, app, c)
+	f.FailOnce("DeleteItem", app.Tables.Meals.Name, 0)
+	resp := c.PostForm(editURL, mealForm("time", "19:45", "version", strconv.FormatInt(m.Version, 10)))
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("move whose old row delete fails once = %d, want 303", resp.StatusCode)
+	}
+	ms := allMeals(t, app, admin)
+	if len(ms) != 1 || ms[0].Time != "19:45:00" || ms[0].PhotoV != m.PhotoV {
+		t.Fatalf("meals = %+v, want only the moved meal with its photo", ms)
+	}
+	keys := ms[0].PhotoKeys()
+	sort.Strings(keys)
+	if got := objects(t, app); strings.Join(got, ",") != strings.Join(keys, ",") {
+		t.Errorf("objects = %v, want only the moved meal's %v", got, keys)
 	}
 }

@@ -1,10 +1,13 @@
 package meal
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
@@ -64,7 +67,11 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == "", Kept: up.pending})
 	}
 	m.UserID, m.CreatedAt, m.UpdatedAt = u.ID, now.UTC(), now.UTC()
-	if err := h.w.create(ctx, &m, up, photo.Version(now.UnixNano())); err != nil {
+	if err := h.w.create(ctx, &m, up, photo.Version(now.UnixNano())); pendingGone(err, &f) {
+		// The kept photo went between the check and its copy into place
+		// (the same form sent twice): nothing was saved.
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == ""})
+	} else if err != nil {
 		return err
 	}
 	h.adoptTimeZone(r, u)
@@ -139,19 +146,25 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	}
 	saved, err := h.w.save(ctx, cur, change{edited: edited, upload: up, remove: remove, now: now})
 	switch {
+	case pendingGone(err, &f):
+		// The kept photo went between the check and its copy into place:
+		// nothing was saved, and the meal keeps the photo it had.
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, h.editPage(cur, f, ""))
 	case errors.Is(err, errPhotoReplaced):
 		// The new photo's bytes replaced the old just as another window
 		// saved: record them on the latest version, so row and objects
 		// agree, and let the owner re-apply the rest.
-		latest, lerr := h.store.Get(ctx, cur.UserID, mustDate(cur.Date), cur.ID)
-		if lerr != nil {
-			return lerr
+		latest, err := h.recordPhoto(ctx, saved, now)
+		if errors.Is(err, ErrNotFound) {
+			// Deleted or moved meanwhile: no row names the copies just
+			// written.
+			h.w.drop(ctx, cur.UserID, saved.PhotoKeys())
+			return h.gone(w, r, mustDate(cur.Date), &f)
 		}
-		latest.PhotoV, latest.PhotoW, latest.PhotoH, latest.ThumbW, latest.ThumbH, latest.PhotoTaken = saved.PhotoV, saved.PhotoW, saved.PhotoH, saved.ThumbW, saved.ThumbH, saved.PhotoTaken
-		latest.UpdatedAt = now.UTC()
-		if err := h.store.Update(ctx, latest); err != nil {
+		if err != nil {
 			return err
 		}
+		h.w.done(ctx, cur.UserID, up)
 		return h.conflict(w, r, latest, f, upload{}, "Your new photo was saved.")
 	case errors.Is(err, ErrConflict):
 		latest, lerr := h.store.Get(ctx, cur.UserID, mustDate(cur.Date), cur.ID)
@@ -172,6 +185,36 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 		flash = "Meal moved to " + saved.DateTime().Format("Monday 2 January 2006, 15:04") + "."
 	}
 	return finish(w, r, mealLink(saved), flash)
+}
+
+// recordAttempts is how many times recordPhoto reads and writes the meal
+// before it gives up on one changing under it.
+const recordAttempts = 3
+
+// recordPhoto writes the photo of saved (version, sizes, capture time),
+// whose copies have replaced the meal's old ones, on the latest version of
+// the meal, and returns that version as written. A meal changing between
+// the read and the write is read again, up to recordAttempts times; a meal
+// gone is ErrNotFound.
+func (h *Handler) recordPhoto(ctx context.Context, saved *Meal, now time.Time) (*Meal, error) {
+	var err error
+	for range recordAttempts {
+		var latest *Meal
+		latest, err = h.store.Get(ctx, saved.UserID, mustDate(saved.Date), saved.ID)
+		if err != nil {
+			return nil, fmt.Errorf("meal: record replaced photo: %w", err)
+		}
+		latest.PhotoV, latest.PhotoW, latest.PhotoH, latest.ThumbW, latest.ThumbH, latest.PhotoTaken = saved.PhotoV, saved.PhotoW, saved.PhotoH, saved.ThumbW, saved.ThumbH, saved.PhotoTaken
+		latest.UpdatedAt = now.UTC()
+		err = h.store.Update(ctx, latest)
+		if err == nil {
+			return latest, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			break
+		}
+	}
+	return nil, fmt.Errorf("meal: record replaced photo: %w", err)
 }
 
 // conflict shows the edit form again (409) for a meal another window

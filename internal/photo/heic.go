@@ -20,10 +20,13 @@ import (
 )
 
 // HEIC decoding runs in a worker process of the same binary ("ndiro
-// heic-worker"), never in the web server: the decoder (libheif compiled to
-// WebAssembly, run by wazero) takes about 2 s of CPU and 270–375 MB per 12
-// megapixels, cannot be interrupted, and stalls other goroutines while it
-// runs (../shared/BACKENDS.md, HEIC). The server's HEICDecoder starts the
+// heic-worker"), never in the web server. The decoder is libheif compiled
+// to WebAssembly (github.com/gen2brain/heic), run by wazero: one
+// 12-megapixel photo takes about 2 s of CPU and 270–375 MB of resident
+// memory, and a decode cannot be interrupted (heic.Decode takes no
+// context) and stalls other goroutines while it runs. So it runs in its
+// own process, which can be killed to bound its time and memory, and
+// whose memory is not the server's. The server's HEICDecoder starts the
 // worker on first use and keeps it warm, feeds it one file at a time over
 // its stdin, reads the two finished JPEG copies from its stdout, and kills
 // it (restarting it for the next photo) when a decode runs past its time
@@ -84,9 +87,11 @@ type HEICStatus struct {
 	// PID is the worker's process ID while it runs, else 0.
 	PID int
 	// Decodes counts photos decoded; Killed the decodes stopped for time
-	// or memory; StartFailures the starts that failed.
-	Decodes, Killed, StartFailures int
-	// LastError is the last start failure or kill, "" if none.
+	// or memory; Cancelled the decodes stopped because their upload was
+	// (the uploader went away); StartFailures the starts that failed.
+	Decodes, Killed, Cancelled, StartFailures int
+	// LastError is the last start failure or kill for time or memory, ""
+	// if none.
 	LastError string
 }
 
@@ -195,6 +200,10 @@ func (d *HEICDecoder) decode(ctx context.Context, data []byte, g Gamut) (*Proces
 	defer timer.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	// cancelled is ctx.Done() until it fires, then nil: a closed channel
+	// in the select would be ready on every turn, spinning the loop until
+	// the killed worker's answer arrives.
+	cancelled := ctx.Done()
 	var killed error
 	for {
 		select {
@@ -202,9 +211,14 @@ func (d *HEICDecoder) decode(ctx context.Context, data []byte, g Gamut) (*Proces
 			d.mu.Lock()
 			defer d.mu.Unlock()
 			if killed != nil {
-				d.status.Killed++
-				d.status.LastError = killed.Error()
-				d.log.Warn("heic decode stopped", "reason", reason(killed), "pid", w.cmd.Process.Pid)
+				if errors.Is(killed, ErrHEICTimeout) || errors.Is(killed, ErrHEICMemory) {
+					d.status.Killed++
+					d.status.LastError = killed.Error()
+					d.log.Warn("heic decode stopped", "reason", reason(killed), "pid", w.cmd.Process.Pid)
+				} else {
+					d.status.Cancelled++
+					d.log.Info("heic decode stopped", "reason", reason(killed), "pid", w.cmd.Process.Pid)
+				}
 				d.stopLocked()
 				return nil, killed
 			}
@@ -236,9 +250,12 @@ func (d *HEICDecoder) decode(ctx context.Context, data []byte, g Gamut) (*Proces
 				killed = ErrHEICMemory
 				w.cmd.Process.Kill()
 			}
-		case <-ctx.Done():
-			// The uploader went away; the decode is left to finish, its
-			// answer read and dropped before the next one.
+		case <-cancelled:
+			// The uploader went away: nobody will read this photo, so the
+			// worker is killed at once, giving its CPU and memory back (the
+			// next photo starts a new one), and the loop waits for the
+			// round trip to end on the closed pipes.
+			cancelled = nil
 			if killed == nil {
 				killed = ctx.Err()
 				w.cmd.Process.Kill()
@@ -402,6 +419,10 @@ const heicHello = "ndiro heic-worker 1\n"
 // maxHEICFile bounds a request (the form's limit is lower).
 const maxHEICFile = 64 << 20
 
+// maxHEICMessage bounds the message of a 'D' or 'E' answer; the worker's
+// are an error's text, far shorter.
+const maxHEICMessage = 64 << 10
+
 func (w *heicWorker) roundTrip(data []byte, g Gamut) (*Processed, error) {
 	hdr := []byte{'H', byte(g)}
 	hdr = binary.BigEndian.AppendUint64(hdr, uint64(len(data)))
@@ -439,10 +460,17 @@ func (w *heicWorker) roundTrip(data []byte, g Gamut) (*Processed, error) {
 		if _, err := io.ReadFull(w.out, n[:]); err != nil {
 			return nil, fmt.Errorf("read from worker: %w", err)
 		}
-		msg := make([]byte, min(binary.BigEndian.Uint32(n[:]), 4096))
+		// The whole message is read, so the next answer starts where it
+		// should; one too long to read is an error, which stops the worker.
+		size := binary.BigEndian.Uint32(n[:])
+		if size > maxHEICMessage {
+			return nil, fmt.Errorf("worker answered a message of %d bytes", size)
+		}
+		msg := make([]byte, size)
 		if _, err := io.ReadFull(w.out, msg); err != nil {
 			return nil, fmt.Errorf("read from worker: %w", err)
 		}
+		msg = msg[:min(len(msg), 4096)] // for the log
 		if kind == 'D' {
 			return nil, fmt.Errorf("%w (%s)", ErrDamaged, msg)
 		}
@@ -545,6 +573,7 @@ func answer(w *bufio.Writer, p *Processed, err error) error {
 			kind = 'D'
 		}
 		msg := err.Error()
+		msg = msg[:min(len(msg), 4096)]
 		w.WriteByte(kind)
 		w.Write(binary.BigEndian.AppendUint32(nil, uint32(len(msg))))
 		w.WriteString(msg)

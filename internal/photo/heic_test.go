@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -174,4 +175,76 @@ func TestHEICQueue(t *testing.T) {
 	if err := <-first; err != nil {
 		t.Errorf("first HEIC = %v", err)
 	}
+}
+
+// TestHEICLongMessage: a 'D' answer with a message longer than what is
+// kept of it is read whole, so the next answer is read from its start:
+// both photos are refused as damaged by the same worker.
+func TestHEICLongMessage(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, d := heicPipeline(t, func() *exec.Cmd { return exec.Command(exe, "fake-heic-worker") })
+	heic := apptest.Photo(t, "photo.heic")
+	var pid int
+	for i := range 2 {
+		if _, err := p.Process(context.Background(), heic); !errors.Is(err, photo.ErrDamaged) {
+			t.Errorf("Process #%d = %v, want ErrDamaged", i+1, err)
+		}
+		st := d.Status()
+		if i == 0 {
+			pid = st.PID
+		}
+		if st.State != "ready" || st.PID == 0 || st.PID != pid {
+			t.Errorf("status after photo #%d = %+v, want the first worker (pid %d) ready", i+1, st, pid)
+		}
+	}
+}
+
+// TestHEICCancelled: an upload cancelled mid-decode stops the worker and
+// is counted as cancelled, not as a kill for time or memory; until the
+// round trip ends, the decoder waits without spinning. The worker here
+// greets, then leaves a child holding its stdin and stderr, so the round
+// trip ends only when that child exits, 1.5 s after the start. Not
+// parallel: it measures this process's CPU time.
+func TestHEICCancelled(t *testing.T) {
+	script := `printf 'ndiro heic-worker 1\n'; exec 3<&0; sleep 1.5 <&3 >/dev/null & wait`
+	p, d := heicPipeline(t, func() *exec.Cmd { return exec.Command("sh", "-c", script) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for d.Status().State != "decoding" {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond)
+		cancel()
+	}()
+	before := cpuTime(t)
+	start := time.Now()
+	_, err := p.Process(ctx, apptest.Photo(t, "photo.heic"))
+	cpu, wall := cpuTime(t)-before, time.Since(start)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Process cancelled = %v, want context.Canceled", err)
+	}
+	if wall < time.Second {
+		t.Fatalf("Process returned after %v: the worker's child should hold it about 1.5 s", wall)
+	}
+	if cpu > wall/3 {
+		t.Errorf("Process used %v of CPU in %v: the decoder spun while it waited", cpu, wall)
+	}
+	if st := d.Status(); st.Killed != 0 || st.Cancelled != 1 || st.LastError != "" || st.State != "not started" {
+		t.Errorf("status = %+v, want 1 cancelled, 0 killed, no error, no worker", st)
+	}
+}
+
+// cpuTime is the user and system CPU time this process has used.
+func cpuTime(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

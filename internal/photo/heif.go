@@ -83,12 +83,15 @@ func boxes(b []byte) ([]box, error) {
 // parseHEIF reads the ftyp and meta boxes of a HEIF file of size bytes:
 // the brand, the primary image's size, rotation and colour, and its Exif
 // item. It reads top-level box headers and the meta box only, never the
-// coded image data.
+// coded image data. Any container it cannot follow, whatever its bytes
+// (truncated, sizes out of range, 64-bit sizes, boxes repeated), is
+// errHEIF; only the first ftyp box counts.
 func parseHEIF(r io.ReaderAt, size int64) (*heifInfo, error) {
 	info := &heifInfo{}
 	var meta []byte
 	var hdr [16]byte
 	for off := int64(0); off < size; {
+		clear(hdr[:]) // nothing of the previous box's header survives
 		n, _ := r.ReadAt(hdr[:], off)
 		if n < 8 {
 			return nil, errHEIF
@@ -104,7 +107,7 @@ func parseHEIF(r io.ReaderAt, size int64) (*heifInfo, error) {
 			}
 			bsize, hlen = int64(binary.BigEndian.Uint64(hdr[8:])), 16
 		}
-		if bsize < hlen || off+bsize > size {
+		if bsize < hlen || bsize > size-off {
 			return nil, errHEIF
 		}
 		switch typ {
@@ -112,13 +115,20 @@ func parseHEIF(r io.ReaderAt, size int64) (*heifInfo, error) {
 			if bsize < hlen+4 {
 				return nil, errHEIF
 			}
-			info.Brand = string(hdr[hlen : hlen+4])
+			if info.Brand != "" {
+				break
+			}
+			var brand [4]byte
+			if n, _ := r.ReadAt(brand[:], off+hlen); n < len(brand) {
+				return nil, errHEIF
+			}
+			info.Brand = string(brand[:])
 		case "meta":
 			if bsize-hlen > maxHEIFMeta {
 				return nil, errHEIF
 			}
 			meta = make([]byte, bsize-hlen)
-			if _, err := r.ReadAt(meta, off+hlen); err != nil {
+			if n, _ := r.ReadAt(meta, off+hlen); n < len(meta) {
 				return nil, errHEIF
 			}
 		}

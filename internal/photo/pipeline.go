@@ -51,7 +51,22 @@ var (
 	errNotJPEG   = errors.New("photo: not a JPEG")
 )
 
-// Format is an accepted image format, judged from the file's bytes.
+// Format is an accepted image format, judged from the file's bytes
+// (Sniff). What is read of each is what its decoder reads:
+//   - JPEG through image/jpeg: baseline, extended sequential and
+//     progressive, 8-bit samples (grey, YCbCr, or CMYK/YCCK with Adobe's
+//     APP14); arithmetic-coded, lossless and 12-bit JPEGs are refused as
+//     damaged (ErrDamaged);
+//   - PNG through image/png: every bit depth and colour type, interlaced
+//     too; of an animated PNG, only the default image;
+//   - WebP through golang.org/x/image/webp: lossy, lossless, and extended
+//     (VP8X) with alpha; an animated WebP is refused as damaged;
+//   - HEIC: a HEIF file of the brands IsHEICBrand accepts, decoded in the
+//     worker process (HEICDecoder); other HEIF brands are ErrHEIFBrand.
+//
+// A JPEG's EXIF orientation and capture time are applied and kept, and a
+// HEIC's capture time (its rotation is the container's irot); a PNG's or
+// WebP's EXIF is not read.
 type Format string
 
 const (
@@ -200,7 +215,7 @@ func (p *Pipeline) Process(ctx context.Context, data []byte) (*Processed, error)
 // against the budget (*MemoryError if more than all of it; otherwise it
 // waits for its share, at most the pipeline's wait: ErrBusy, or ctx's
 // error); the ICC profile classified (Gamut); a full decode (ErrDamaged
-// for truncated or corrupt data); the EXIF orientation applied;
+// for truncated or corrupt data); a JPEG's EXIF orientation applied;
 // transparent pixels flattened onto white; then both copies encoded as
 // JPEG, a Display P3 source's tagged with our profile. The full-size image
 // is dropped, and its share of the budget given back, as soon as the
@@ -508,8 +523,9 @@ func flatten(img *image.NRGBA) *image.NRGBA {
 }
 
 // readEXIF returns the orientation (0 if none) and the capture time (zero
-// if none) from a JPEG's EXIF segment read from r. Damaged EXIF is ignored: the pixels
-// still count.
+// if none) from the EXIF data read from r: a JPEG file (its APP1 segment)
+// or bare TIFF data (a HEIC's Exif item). Damaged EXIF is ignored: the
+// pixels still count.
 func readEXIF(r io.Reader) (orientation int, taken time.Time) {
 	x, err := exif.Decode(r)
 	if err != nil {
