@@ -450,7 +450,13 @@ func (h *Handler) signUp(ctx context.Context, sub, email, name, inviteTok string
 			// (expired, claimed, revoked, for another address) is left as
 			// it is, and they sign up as an admin without it.
 		default:
-			return nil, invite.RefusalError(err)
+			e := invite.RefusalError(err)
+			if we, ok := e.(*web.Error); ok && errors.Is(err, invite.ErrWrongEmail) {
+				// The way on is the invite again, to sign in with the
+				// account it was sent to, not the start page.
+				we.Back, we.BackText = "/invite/"+inviteTok, "Back to the invite"
+			}
+			return nil, e
 		}
 	}
 	switch {

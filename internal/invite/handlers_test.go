@@ -180,6 +180,9 @@ func TestInviteForOneEmail(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || resp.Text("h1") != "Invite is for someone else" {
 		t.Fatalf("wrong email = %d %q, want 403", resp.StatusCode, resp.Text("h1"))
 	}
+	if href, _ := resp.Doc().Find(".error-next a").Attr("href"); href != "/invite/"+tok {
+		t.Errorf("the refusal leads to %q, want back to the invite", href)
+	}
 	resp = app.Client().SignInVia("/login?invite="+tok, "bob@example.com")
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("invited email = %d, want 303; body %s", resp.StatusCode, resp.Body)
