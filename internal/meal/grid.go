@@ -6,22 +6,48 @@ package meal
 // of meals at 390 px).
 const EagerThumbs = 9
 
-// gridDay is one day of the diary's photo grid.
+// gridDay is one day of the diary's photo grid, every value the template
+// shows precomputed: html/template reaches fields promoted from an
+// embedded struct, and calls methods, through reflection that allocates
+// on every use, which on a 90-meal month was most of the page's cost.
 type gridDay struct {
-	Day
+	// Date is "2026-09-01".
+	Date string
 	// Heading is the day in words: "Tuesday 1 September" on a month page,
 	// "Tue 1 Sep 2026" on a window that may span years.
 	Heading string
 	// AddLabel names the day for the "+" button: "Add a meal on 1 September".
 	AddLabel string
-	Cards    []gridMeal
+	// Kcal, ProteinG, CarbsG and FatG are the day's sums as shown; "" when
+	// no meal of the day records the number.
+	Kcal, ProteinG, CarbsG, FatG string
+	Cards                        []gridMeal
 }
 
-// gridMeal is one meal's card in the grid.
+// gridMeal is one meal's card in the grid, precomputed as gridDay is.
 type gridMeal struct {
-	*Meal
+	ID        string
+	Date      string // "2026-09-01"
+	Time      string // "12:30:00"
+	HHMM      string // "12:30"
+	Kind      Kind
+	Notes     string
+	Kcal      string // "" if blank
+	DetailURL string
+	HasPhoto  bool
+	ThumbURL  string
+	// ThumbW and ThumbH are the thumbnail's size in pixels.
+	ThumbW, ThumbH int
 	// Lazy marks a thumbnail below the first screen (loading="lazy").
 	Lazy bool
+}
+
+// shown is n as the page shows it; "" for a blank number.
+func shown(n *Number) string {
+	if n == nil {
+		return ""
+	}
+	return n.String()
 }
 
 // gridDays lays days out for the grid: headings in words, and every
@@ -31,18 +57,23 @@ func gridDays(days []Day, withYear bool) []gridDay {
 	out := make([]gridDay, len(days))
 	n := 0
 	for i, d := range days {
-		g := gridDay{Day: d, AddLabel: "Add a meal on " + d.Date.Time().Format("2 January")}
+		g := gridDay{Date: d.Date.String(), AddLabel: "Add a meal on " + d.Date.Time().Format("2 January"),
+			Kcal: shown(d.Kcal), ProteinG: shown(d.ProteinG), CarbsG: shown(d.CarbsG), FatG: shown(d.FatG)}
 		g.Heading = d.Date.Time().Format("Monday 2 January")
 		if withYear {
 			g.Heading = d.Date.Time().Format("Mon 2 Jan 2006")
 		}
 		g.Cards = make([]gridMeal, len(d.Meals))
 		for j := range d.Meals {
-			m := &days[i].Meals[j]
-			g.Cards[j] = gridMeal{Meal: m, Lazy: m.HasPhoto() && n >= EagerThumbs}
-			if m.HasPhoto() {
+			m := &d.Meals[j]
+			c := gridMeal{ID: m.ID, Date: m.Date, Time: m.Time, HHMM: m.HHMM(), Kind: m.Kind, Notes: m.Notes,
+				Kcal: shown(m.Kcal), DetailURL: m.DetailURL(), HasPhoto: m.HasPhoto()}
+			if c.HasPhoto {
+				c.ThumbURL, c.ThumbW, c.ThumbH = m.ThumbURL(), m.ThumbW, m.ThumbH
+				c.Lazy = n >= EagerThumbs
 				n++
 			}
+			g.Cards[j] = c
 		}
 		out[i] = g
 	}
