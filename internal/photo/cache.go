@@ -95,6 +95,13 @@ func (c *Cache) Get(ctx context.Context, key string, fetch func(context.Context)
 func (c *Cache) fetch(ctx context.Context, key string, fetch func(context.Context) (*Object, error)) (*Object, error) {
 	fl := &flight{}
 	c.mu.Lock()
+	// A requester that missed just before the last shared fetch of key
+	// kept its result, and joined the group just after that fetch left
+	// it, finds the result here instead of fetching again.
+	if o, ok := c.lru.Peek(key); ok {
+		c.mu.Unlock()
+		return o, nil
+	}
 	c.flights[key] = fl
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)

@@ -141,6 +141,24 @@ func TestCacheConcurrentMissesOneFetch(t *testing.T) {
 	}
 }
 
+// TestCacheLateJoinerFindsResult: a requester that missed just before a
+// shared fetch kept its result and reaches the fetch group after that
+// fetch left it (the window between Get's miss and its DoChan) gets the
+// kept object, not a second fetch.
+func TestCacheLateJoinerFindsResult(t *testing.T) {
+	c := NewCache(1 << 20)
+	c.mu.Lock()
+	c.add("k", obj(100, 7))
+	c.mu.Unlock()
+	o, err := c.fetch(context.Background(), "k", func(context.Context) (*Object, error) {
+		t.Error("fetched again what the cache holds")
+		return obj(100, 8), nil
+	})
+	if err != nil || o.Version != 7 {
+		t.Errorf("late joiner got %v, %v; want the kept version 7", o, err)
+	}
+}
+
 func TestCacheForgetDuringFetch(t *testing.T) {
 	c := NewCache(1 << 20)
 	started, release := make(chan struct{}), make(chan struct{})
