@@ -67,7 +67,7 @@ Promise.all(servers.map((s) => new Promise((ok) => s.listen(0, "127.0.0.1", ok))
 CLIENT_ID=ndiro-e2e
 CLIENT_SECRET="$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')"
 
-node "$NPM_DIR/node_modules/dynalite/cli.js" --host 127.0.0.1 --port "$DDB_PORT" \
+node e2e/dynalite.js "$NPM_DIR/node_modules/dynalite/cli.js" --host 127.0.0.1 --port "$DDB_PORT" \
   --createTableMs 0 >"$RUN_DIR/dynalite.log" 2>&1 &
 PIDS+=($!)
 mkdir "$RUN_DIR/s3"
