@@ -33,6 +33,7 @@ type rule struct {
 	seen       int
 	fail       bool
 	once       bool          // act on one call, then go
+	lose       bool          // let the call through, then fail it
 	hold       chan struct{} // closed by the release func
 	held       chan struct{} // closed when the first call is held
 	dropKey    string        // DeleteObjects: refuse keys containing this
@@ -48,6 +49,13 @@ func (f *Faults) Fail(op, target string, after int) {
 // after the first after calls; the calls after it succeed.
 func (f *Faults) FailOnce(op, target string, after int) {
 	f.add(&rule{op: op, target: target, after: after, fail: true, once: true})
+}
+
+// LoseAnswerOnce lets the next call of op on target through and then
+// makes it fail with ErrInjected, as a request whose answer was lost on
+// the way back (a timeout after the write was applied) does.
+func (f *Faults) LoseAnswerOnce(op, target string) {
+	f.add(&rule{op: op, target: target, lose: true, once: true})
 }
 
 // Hold makes the next call of op on target wait until release is called;
@@ -95,6 +103,7 @@ func (f *Faults) install(stack *middleware.Stack) error {
 			op := awsmiddleware.GetOperationName(ctx)
 			target := targetOf(in.Parameters)
 			var dropped []string
+			lost := false
 			for _, r := range f.match(op, target) {
 				switch {
 				case r.hold != nil:
@@ -106,6 +115,8 @@ func (f *Faults) install(stack *middleware.Stack) error {
 					}
 				case r.fail:
 					return middleware.InitializeOutput{}, middleware.Metadata{}, fmt.Errorf("%s %s: %w", op, target, ErrInjected)
+				case r.lose:
+					lost = true
 				case r.dropKey != "":
 					dropped = append(dropped, dropKeys(in.Parameters, r.dropKey)...)
 				}
@@ -119,6 +130,9 @@ func (f *Faults) install(stack *middleware.Stack) error {
 				return middleware.InitializeOutput{Result: out}, middleware.Metadata{}, nil
 			}
 			out, md, err := next.HandleInitialize(ctx, in)
+			if lost && err == nil {
+				return middleware.InitializeOutput{}, md, fmt.Errorf("%s %s: answer lost: %w", op, target, ErrInjected)
+			}
 			if d, ok := out.Result.(*s3.DeleteObjectsOutput); ok && err == nil {
 				for _, k := range dropped {
 					d.Errors = append(d.Errors, s3types.Error{Key: aws.String(k), Code: aws.String("AccessDenied"), Message: aws.String("Access Denied")})

@@ -14,6 +14,7 @@ import (
 // write uses: *Store and *photo.Store are the real ones.
 type (
 	rows interface {
+		Get(ctx context.Context, userID string, d Date, id string) (*Meal, error)
 		Create(ctx context.Context, m *Meal) error
 		Update(ctx context.Context, m *Meal) error
 		DeleteVersion(ctx context.Context, m *Meal) error
@@ -213,7 +214,10 @@ func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		// it: try once more, past a cancelled request (a browser gone
 		// mid-save) too.
 		w.log.Warn("meal row not updated after its photo was replaced, retrying", "user_id", cur.UserID, "err", err)
-		err = w.rows.Update(context.WithoutCancel(ctx), &m)
+		bg := context.WithoutCancel(ctx)
+		if err = w.rows.Update(bg, &m); errors.Is(err, ErrConflict) && w.wrote(bg, &m) {
+			err = nil // the first write went through; only its answer was lost
+		}
 	}
 	if errors.Is(err, ErrConflict) && c.upload.present() {
 		// Changed between reading and writing, after the new photo's bytes
@@ -242,6 +246,23 @@ func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	}
 	w.done(ctx, cur.UserID, c.upload)
 	return &m, nil
+}
+
+// wrote reports whether the meals table holds m as this request wrote it
+// (a write whose answer was lost, found by its retry as a conflict): the
+// row is one version past m's and names m's photo version, which is unique
+// to this write (nanoseconds). m.Version becomes the row's then.
+func (w *writer) wrote(ctx context.Context, m *Meal) bool {
+	d, err := ParseDate(m.Date)
+	if err != nil {
+		return false
+	}
+	got, err := w.rows.Get(ctx, m.UserID, d, m.ID)
+	if err != nil || got.Version != m.Version+1 || got.PhotoV != m.PhotoV {
+		return false
+	}
+	m.Version = got.Version
+	return true
 }
 
 // errPhotoReplaced: an edit bringing a photo met a newer version of the
@@ -281,28 +302,31 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		return nil, err
 	}
 	err = w.rows.DeleteVersion(ctx, cur)
+	retried := false
 	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
 		// Whether the old row went is unknown: ask again, past a cancelled
 		// request too. A delete that went through the first time is
 		// ErrNotFound now.
 		w.log.Warn("old meal row not deleted after a move, retrying", "user_id", cur.UserID, "err", err)
-		err = w.rows.DeleteVersion(context.WithoutCancel(ctx), cur)
+		err, retried = w.rows.DeleteVersion(context.WithoutCancel(ctx), cur), true
 	}
 	switch {
-	case errors.Is(err, ErrConflict):
-		// The old meal changed while it was copied: undo the copy, so the
-		// other change is not lost. The undo is a delete of what this
-		// request just wrote.
-		if derr := w.rows.DeleteVersion(ctx, &moved); derr != nil {
+	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound) && !retried:
+		// The old meal changed, moved or was deleted (another window)
+		// while it was copied: undo the copy, so the other change stands
+		// and the meal is neither doubled nor brought back. The undo is a
+		// delete of what this request just wrote, past a cancelled request
+		// too.
+		bg := context.WithoutCancel(ctx)
+		if derr := w.rows.DeleteVersion(bg, &moved); derr != nil {
 			w.log.Error("moved meal not undone", "user_id", cur.UserID, "err", derr)
 		} else if moved.HasPhoto() {
-			w.drop(ctx, cur.UserID, moved.PhotoKeys())
+			w.drop(bg, cur.UserID, moved.PhotoKeys())
 		}
 		return nil, err
 	case errors.Is(err, ErrNotFound):
-		// The old row went meanwhile (deleted, or moved from another
-		// window): the new row is now the only copy of the meal, and stays.
-		// No row names the old keys any more.
+		// Asked again, the old row is gone: the first delete went through,
+		// only its answer was lost. The new row is the meal.
 	case err != nil:
 		// Still unknown: keep the new row, so the meal is at worst in
 		// both places, never in neither.

@@ -335,39 +335,59 @@ func TestKeptPhotoSpentMeanwhile(t *testing.T) {
 	}
 }
 
-// TestMoveKeepsMealWhenOldRowGone: a move whose old row is gone by the
-// time it is deleted (moved or deleted from another window) keeps the new
-// row and its photo: undoing it would leave the meal nowhere.
-func TestMoveKeepsMealWhenOldRowGone(t *testing.T) {
+// TestMoveMeetsOldRowGone: a move whose old row is gone by the time it
+// is deleted, because another window deleted or moved the meal while this
+// one copied it, undoes its copy: the meal is not brought back, nor found
+// twice. The owner is told it moved or was deleted.
+func TestMoveMeetsOldRowGone(t *testing.T) {
 	t.Parallel()
-	app, c, f := faulty(t)
-	m, editURL := mealWithPhoto(t, app, c)
-	held, release := f.Hold("DeleteItem", app.Tables.Meals.Name)
-	done := make(chan *apptest.Response, 1)
-	go func() {
-		done <- c.PostForm(editURL, mealForm("time", "19:45", "notes", "moved", "version", strconv.FormatInt(m.Version, 10)))
-	}()
-	<-held
-	d, _ := meal.ParseDate(m.Date)
-	if _, err := app.Meals.Delete(context.Background(), m.UserID, d, m.ID); err != nil {
-		t.Fatal(err)
-	}
-	release()
-	resp := <-done
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Errorf("move whose old row went = %d, want 303", resp.StatusCode)
-	}
-	ms := allMeals(t, app, admin)
-	if len(ms) != 1 || ms[0].Time != "19:45:00" || ms[0].Notes != "moved" || ms[0].PhotoV != m.PhotoV {
-		t.Fatalf("meals = %+v, want the moved meal with its photo", ms)
-	}
-	if r := c.Get(ms[0].ThumbURL()); r.StatusCode != http.StatusOK {
-		t.Errorf("moved meal's thumbnail = %d, want 200", r.StatusCode)
-	}
-	keys := ms[0].PhotoKeys()
-	sort.Strings(keys)
-	if got := objects(t, app); strings.Join(got, ",") != strings.Join(keys, ",") {
-		t.Errorf("objects = %v, want only the moved meal's %v", got, keys)
+	for _, tc := range []struct {
+		name  string
+		other func(t *testing.T, app *apptest.App, c *apptest.Client, m meal.Meal, editURL string)
+		left  string // the time of the meal left, "" for none
+	}{
+		{"deleted", func(t *testing.T, _ *apptest.App, c *apptest.Client, _ meal.Meal, editURL string) {
+			if resp := c.PostForm(editURL+"/delete", nil); resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("the other window's delete = %d", resp.StatusCode)
+			}
+		}, ""},
+		{"moved", func(t *testing.T, _ *apptest.App, c *apptest.Client, m meal.Meal, editURL string) {
+			if resp := c.PostForm(editURL, mealForm("time", "20:00", "notes", "the other window", "version", strconv.FormatInt(m.Version, 10))); resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("the other window's move = %d", resp.StatusCode)
+			}
+		}, "20:00:00"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			app, c, f := faulty(t)
+			m, editURL := mealWithPhoto(t, app, c)
+			// This window's copy waits while the other window acts.
+			held, release := f.Hold("PutItem", app.Tables.Meals.Name)
+			done := make(chan *apptest.Response, 1)
+			go func() {
+				done <- c.PostForm(editURL, mealForm("time", "19:45", "notes", "moved", "version", strconv.FormatInt(m.Version, 10)))
+			}()
+			<-held
+			tc.other(t, app, c, m, editURL)
+			release()
+			resp := <-done
+			if resp.StatusCode != http.StatusNotFound || resp.Text("h1") != "Meal moved or deleted" {
+				t.Errorf("move whose old row went = %d %q, want 404 Meal moved or deleted", resp.StatusCode, resp.Text("h1"))
+			}
+			ms := allMeals(t, app, admin)
+			var times, keys []string
+			for _, x := range ms {
+				times = append(times, x.Time)
+				keys = append(keys, x.PhotoKeys()...)
+			}
+			if want := tc.left; strings.Join(times, ",") != want {
+				t.Fatalf("meals at %v, want %q", times, want)
+			}
+			sort.Strings(keys)
+			if got := objects(t, app); strings.Join(got, ",") != strings.Join(keys, ",") {
+				t.Errorf("objects = %v, want only the remaining meal's %v", got, keys)
+			}
+		})
 	}
 }
 
@@ -395,6 +415,23 @@ func TestRowFailureAfterReplace(t *testing.T) {
 			if r := c.Get(u); r.StatusCode != http.StatusOK {
 				t.Errorf("GET %s = %d, want 200: the row names the objects' version", u, r.StatusCode)
 			}
+		}
+	})
+	t.Run("answer lost", func(t *testing.T) {
+		// The first write went through; its retry meets the row it wrote
+		// as a conflict, and the edit is saved, not a "changed meanwhile".
+		t.Parallel()
+		app, c, f := faulty(t)
+		m, editURL := mealWithPhoto(t, app, c)
+		f.LoseAnswerOnce("PutItem", app.Tables.Meals.Name)
+		resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+			"notes", "new photo", "version", strconv.FormatInt(m.Version, 10))
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("edit whose first answer was lost = %d %q, want 303", resp.StatusCode, resp.Text("h1"))
+		}
+		ms := allMeals(t, app, admin)
+		if len(ms) != 1 || ms[0].PhotoV <= m.PhotoV || ms[0].Notes != "new photo" || ms[0].Version != m.Version+1 {
+			t.Fatalf("meals = %+v, want the edit saved once with the new photo", ms)
 		}
 	})
 	t.Run("always", func(t *testing.T) {

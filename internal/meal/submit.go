@@ -153,8 +153,9 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(err, errPhotoReplaced):
 		// The new photo's bytes replaced the old just as another window
 		// saved: record them on the latest version, so row and objects
-		// agree, and let the owner re-apply the rest.
-		latest, err := h.recordPhoto(ctx, saved, now)
+		// agree, and let the owner re-apply the rest. Past a cancelled
+		// request too: the bytes are already replaced.
+		latest, err := h.recordPhoto(context.WithoutCancel(ctx), saved, now)
 		if errors.Is(err, ErrNotFound) {
 			// Deleted or moved meanwhile: no row names the copies just
 			// written.
