@@ -241,10 +241,14 @@ func (m *Monitor) check(ctx context.Context) (*Report, error) {
 		scanned++
 		present[o.Key] = true
 		owner, date, id, _, ok := photo.ParseKey(o.Key)
+		known := ok
 		if !ok {
-			owner, _ = photo.OwnerOfKey(o.Key)
+			owner, known = photo.OwnerOfKey(o.Key)
 		}
 		switch {
+		case !known:
+			// No user ID makes this key (written outside ndiro): no
+			// owner's clean-up may delete it, so it is not counted.
 		case !settled(o.Modified):
 		case !users[owner]:
 			add(PhotosWithoutUser, orphan{userID: owner, key: o.Key}, o.Key)

@@ -139,7 +139,10 @@ func RepairPhotos(ctx context.Context, rows Rows, objects Objects) (*PhotoReport
 	byOwner := map[string][]string{}
 	var owners []string
 	for _, k := range r.Orphans {
-		owner := ownerOfKey(k)
+		owner, ok := photo.OwnerOfKey(k)
+		if !ok {
+			continue // no user ID makes this key: not ndiro's to delete
+		}
 		if byOwner[owner] == nil {
 			owners = append(owners, owner)
 		}
@@ -151,12 +154,4 @@ func RepairPhotos(ctx context.Context, rows Rows, objects Objects) (*PhotoReport
 		}
 	}
 	return r, nil
-}
-
-// ownerOfKey returns the user ID in "users/{id}/…" (photo.UserPrefix), ""
-// for a key under no user's prefix; the photo store refuses to delete a key
-// outside that owner's prefix.
-func ownerOfKey(key string) string {
-	id, _ := photo.OwnerOfKey(key)
-	return id
 }

@@ -163,7 +163,10 @@ func (s *Store) SweepPending(ctx context.Context, now time.Time) (int, error) {
 		if now.Sub(o.Modified) <= PendingTTL {
 			return nil
 		}
-		owner, _ := OwnerOfKey(o.Key)
+		owner, ok := OwnerOfKey(o.Key)
+		if !ok {
+			return nil // no user ID makes this key: not ndiro's to delete
+		}
 		if err := s.Delete(ctx, owner, o.Key); err != nil {
 			return err
 		}

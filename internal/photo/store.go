@@ -59,21 +59,30 @@ func UserPrefix(userID string) string { return "users/" + keyID(userID) + "/" }
 // "sub", which OIDC allows to be any string, so '%', '/' and '\' are
 // escaped as %25, %2F and %5C: every ID makes exactly one path segment, and
 // no user's prefix lies inside another's ("users/a/" must not hold the
-// objects of user "a/b"). Every other character is kept, so the keys of
-// IDs without those three (Google's are digits) are unchanged.
+// objects of user "a/b"). An ID that is "." or holds ".." has its dots
+// escaped too (%2E), so no key holds a dot segment that a URL cleaner
+// would fold. Every other character is kept, so the keys of IDs without
+// those (Google's are digits) are the plain ID.
+//
+// Before this escaping, an ID holding '/' or ".." could not reach its
+// photos, and one holding '%' or '\' had it in its keys unescaped: none
+// such is known to have been used.
 func keyID(userID string) string {
-	if !strings.ContainsAny(userID, `%/\`) {
+	dots := userID == "." || strings.Contains(userID, "..")
+	if !dots && !strings.ContainsAny(userID, `%/\`) {
 		return userID
 	}
 	var b strings.Builder
 	for i := 0; i < len(userID); i++ {
-		switch c := userID[i]; c {
-		case '%':
+		switch c := userID[i]; {
+		case c == '%':
 			b.WriteString("%25")
-		case '/':
+		case c == '/':
 			b.WriteString("%2F")
-		case '\\':
+		case c == '\\':
 			b.WriteString("%5C")
+		case c == '.' && dots:
+			b.WriteString("%2E")
 		default:
 			b.WriteByte(c)
 		}
@@ -88,7 +97,7 @@ func idOfKey(seg string) (id string, ok bool) {
 	return id, id != "" && keyID(id) == seg
 }
 
-var unescapeKeyID = strings.NewReplacer("%25", "%", "%2F", "/", "%5C", `\`)
+var unescapeKeyID = strings.NewReplacer("%25", "%", "%2F", "/", "%5C", `\`, "%2E", ".")
 
 // OwnerOfKey returns the user ID whose prefix (UserPrefix or
 // PendingPrefix) holds key; ok is false for a key under neither.
@@ -416,7 +425,8 @@ func (s *Store) DeleteAll(ctx context.Context, ownerID string) (int, error) {
 }
 
 // underPrefix reports whether key lies under one of ownerID's prefixes
-// (UserPrefix, PendingPrefix), with no path tricks in either.
+// (UserPrefix, PendingPrefix), with no path tricks in either: no "..", no
+// empty segment (keyID leaves neither in an ID).
 func underPrefix(ownerID, key string) bool {
 	if ownerID == "" || strings.Contains(key, "..") || strings.Contains(key, "//") {
 		return false

@@ -2,6 +2,7 @@ package photo
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -81,8 +82,12 @@ func TestWorkerEnv(t *testing.T) {
 // TestKeyOwnerRoundTrip: for any user ID, the keys and prefixes built from
 // it give it back, and lie under its prefix only.
 func TestKeyOwnerRoundTrip(t *testing.T) {
-	for _, id := range []string{"110169484474386276334", "a/b", "/", "a%2Fb", `a\b`, "%", "auth0|5f7c8ec7c33c6c004bbafe82", "user@example.com", "ä/ö"} {
+	for _, id := range []string{"110169484474386276334", "a/b", "/", "a%2Fb", `a\b`, "%", "auth0|5f7c8ec7c33c6c004bbafe82", "user@example.com", "ä/ö",
+		".", "..", "a..b", "../x", "a/../b", "...", "a%2Eb", ".a.", "%2E%2E"} {
 		key := Key(id, "2026-09-01", "123000-abcdef", SizeThumb)
+		if seg := strings.Split(key, "/")[1]; seg == "." || strings.Contains(key, "..") || strings.Contains(key, "//") {
+			t.Errorf("Key(%q) = %q: a dot segment or an empty one", id, key)
+		}
 		if u, _, _, _, ok := ParseKey(key); !ok || u != id {
 			t.Errorf("ParseKey(Key(%q)) = %q, %v; want the ID back", id, u, ok)
 		}
