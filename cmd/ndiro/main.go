@@ -192,6 +192,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer app.HEIC.Close()
+	// However run ends (a signal, a failed listener, a shutdown that timed
+	// out on a long export), the background work (account deletions, the
+	// monitor's jobs) stops before the HEIC worker and the local backends
+	// close: defers run last-registered first.
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := app.Close(cctx); err != nil {
+			log.Error("background work did not stop in time", "err", err)
+		}
+	}()
 	// Account deletions a stop interrupted go on where their users rows
 	// say (DESIGN.md, account deletion).
 	if n, err := app.Deletions.ResumeAll(ctx); err != nil {
@@ -239,11 +250,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	// Then the background work, before the deferred closes of the HEIC
-	// worker and (local mode) the backends.
-	if err := app.Close(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
