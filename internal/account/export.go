@@ -119,7 +119,7 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The photos first: which of them are missing is known only once they
 	// have been asked for, and meals.json and meals.csv say so.
-	missing := map[string]bool{} // meal IDs
+	missing := map[string]bool{} // meal sort keys: an ID is unique within its day only
 	for i := range meals {
 		m := &meals[i]
 		if !m.HasPhoto() {
@@ -131,7 +131,7 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 		})
 		if errors.Is(err, photo.ErrNotFound) {
 			h.log.Warn("export photo missing", "user_id", u.ID, "meal_id", m.ID)
-			missing[m.ID] = true
+			missing[m.SK] = true
 			continue
 		}
 		if err != nil {
@@ -139,7 +139,7 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	f := h.exportFile(u, meals, func(m *meal.Meal) *exportPhoto {
-		if missing[m.ID] {
+		if missing[m.SK] {
 			return &exportPhoto{Missing: true, Width: m.PhotoW, Height: m.PhotoH}
 		}
 		return &exportPhoto{File: photoFile(m), Width: m.PhotoW, Height: m.PhotoH}
@@ -203,7 +203,7 @@ func writeCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal, miss
 		m := &meals[i]
 		file, lost := "", ""
 		switch {
-		case missing[m.ID]:
+		case missing[m.SK]:
 			lost = "true"
 		case m.HasPhoto():
 			file = photoFile(m)

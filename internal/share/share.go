@@ -20,8 +20,8 @@ type Share struct {
 	// OwnerID is the users row whose meals the link shows. Photo keys are
 	// built from it and nothing else.
 	OwnerID string `dynamodbav:"owner_id"`
-	// Label says who the link is for ("Dr. Rossi"); only the owner and
-	// admins see it.
+	// Label says who the link is for ("Dr. Rossi"); only the owner sees
+	// it (not the recipient, not the admin list).
 	Label string `dynamodbav:"label"`
 	// From and To are the first and last day shown, "YYYY-MM-DD",
 	// inclusive, at most MaxDays apart.
