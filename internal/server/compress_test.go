@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"ndiro/internal/apptest"
@@ -93,6 +94,24 @@ func TestCompression(t *testing.T) {
 		if len(r.Body) >= len(plain.Body) {
 			t.Errorf("%s: %d bytes gzipped, %d plain", tc.path, len(r.Body), len(plain.Body))
 		}
+	}
+	// A gzipped answer's ETag is weak, the plain one's strong, and either
+	// revalidates to a 304.
+	plain, zipped := get("/static/app.css", "identity"), get("/static/app.css", "gzip")
+	if e := plain.Header.Get("ETag"); !strings.HasPrefix(e, `"`) || zipped.Header.Get("ETag") != "W/"+e {
+		t.Errorf("ETags: plain %q, gzipped %q; want strong and its weak form", e, zipped.Header.Get("ETag"))
+	}
+	for _, etag := range []string{plain.Header.Get("ETag"), zipped.Header.Get("ETag")} {
+		req, _ := http.NewRequest(http.MethodGet, app.URL+"/static/app.css", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		req.Header.Set("If-None-Match", etag)
+		if r := c.Do(req); r.StatusCode != http.StatusNotModified {
+			t.Errorf("If-None-Match %s = %d, want 304", etag, r.StatusCode)
+		}
+	}
+	// A client that refuses gzip gets it plain.
+	if r := get("/meals?month=2026-09", "gzip;q=0, identity"); r.Header.Get("Content-Encoding") != "" {
+		t.Errorf("gzip;q=0: Content-Encoding %q, want none", r.Header.Get("Content-Encoding"))
 	}
 	// A Range request gets the bytes its Content-Range names.
 	r := get("/static/app.css", "gzip", "Range", "bytes=0-9")

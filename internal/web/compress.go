@@ -3,6 +3,8 @@ package web
 import (
 	"compress/gzip"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5/middleware"
 )
@@ -21,7 +23,10 @@ var CompressedTypes = []string{
 // about 0.1 ms more than no gzip (BenchmarkMonthPage/app-gzip); the default
 // level would save 0.7 KB more for 0.3 ms. A request
 // with a Range header is answered uncompressed, so a partial answer always
-// matches its Content-Range.
+// matches its Content-Range; so is a client that refuses gzip (q=0). A
+// gzipped answer's ETag is made weak (W/"…"): its bytes differ from the
+// plain answer's, and a strong ETag promises the same bytes; If-None-Match
+// compares weakly, so revalidation still gets its 304.
 //
 // Compressing pages that hold secrets (share and invite links) next to
 // text an attacker chose could leak the secrets through the compressed
@@ -34,11 +39,61 @@ func Compress() func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		zipped := gz(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Range") != "" {
+			if r.Header.Get("Range") != "" || !acceptsGzip(r.Header.Values("Accept-Encoding")) {
 				next.ServeHTTP(w, r)
 				return
 			}
-			zipped.ServeHTTP(w, r)
+			zipped.ServeHTTP(weakETag{w}, r)
 		})
 	}
 }
+
+// acceptsGzip reports whether Accept-Encoding values (RFC 9110 12.5.3)
+// accept gzip: named, or by "*", with a q above 0.
+func acceptsGzip(values []string) bool {
+	star := false
+	for _, v := range values {
+		for _, item := range strings.Split(v, ",") {
+			name, params, _ := strings.Cut(item, ";")
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name != "gzip" && name != "x-gzip" && name != "*" {
+				continue
+			}
+			ok := true
+			for _, p := range strings.Split(params, ";") {
+				k, val, _ := strings.Cut(strings.TrimSpace(p), "=")
+				if strings.EqualFold(k, "q") {
+					if q, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil && q <= 0 {
+						ok = false
+					}
+				}
+			}
+			if name == "*" {
+				star = ok
+				continue
+			}
+			return ok
+		}
+	}
+	return star
+}
+
+// weakETag is the ResponseWriter under the compressor: when the answer
+// goes gzipped, its ETag is made weak as it is sent.
+type weakETag struct{ http.ResponseWriter }
+
+func (w weakETag) WriteHeader(code int) {
+	h := w.Header()
+	if h.Get("Content-Encoding") != "" {
+		if e := h.Get("ETag"); strings.HasPrefix(e, `"`) {
+			h.Set("ETag", "W/"+e)
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Flush passes a flush on (the export streams through here).
+func (w weakETag) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w weakETag) Unwrap() http.ResponseWriter { return w.ResponseWriter }
