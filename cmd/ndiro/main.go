@@ -250,6 +250,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// Requests still running (a long export) lose their connections,
+		// which cancels them, before the deferred closes stop the
+		// background work and the backends.
+		srv.Close()
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil

@@ -176,7 +176,7 @@ var csvHeader = []string{"id", "date", "time", "kind", "notes", "kcal", "protein
 // writeCSV writes meals as RFC 4180 CSV (CRLF line ends, quoted where
 // needed) after a UTF-8 byte-order mark, which spreadsheet apps need to
 // read UTF-8. Text cells go through textCell; numbers are written as they
-// are stored. A meal whose ID is in missing has a photo the zip lacks: its
+// are stored. A meal whose sort key is in missing has a photo the zip lacks: its
 // photo cell is empty and its photo_missing cell "true".
 func writeCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal, missing map[string]bool) error {
 	if _, err := w.Write([]byte("\uFEFF")); err != nil {

@@ -51,12 +51,18 @@ func (f *Faults) FailOnce(op, target string, after int) {
 	f.add(&rule{op: op, target: target, after: after, fail: true, once: true})
 }
 
-// LoseAnswerOnce lets the next call of op on target through and then
-// makes it fail with ErrInjected, as a request whose answer was lost on
-// the way back (a timeout after the write was applied) does.
+// LoseAnswerOnce lets the next request of op on target through and then
+// loses its answer: the attempt fails with a connection reset, inside the
+// SDK's retry loop, so the SDK sends the request again itself (unless the
+// call turned its retries off), as it does for a write whose answer the
+// network dropped after DynamoDB applied it.
 func (f *Faults) LoseAnswerOnce(op, target string) {
 	f.add(&rule{op: op, target: target, lose: true, once: true})
 }
+
+// errConnectionReset is the lost answer of LoseAnswerOnce; the SDK's
+// retryer takes a connection reset for a retryable error.
+var errConnectionReset = errors.New("read tcp 127.0.0.1: connection reset by peer")
 
 // Hold makes the next call of op on target wait until release is called;
 // held is closed once a call is waiting.
@@ -98,12 +104,25 @@ func (f *Faults) S3Option() func(*s3.Options) {
 }
 
 func (f *Faults) install(stack *middleware.Stack) error {
+	// Lost answers act on one attempt, inside the retry loop: after the
+	// request was sent and answered.
+	err := stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("ndiroLoseAnswer",
+		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+			out, md, err := next.HandleDeserialize(ctx, in)
+			if err == nil && f.loses(awsmiddleware.GetOperationName(ctx), f.targetOf(ctx)) {
+				return middleware.DeserializeOutput{}, md, errConnectionReset
+			}
+			return out, md, err
+		}), middleware.Before)
+	if err != nil {
+		return err
+	}
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("ndiroFaults",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			op := awsmiddleware.GetOperationName(ctx)
 			target := targetOf(in.Parameters)
+			ctx = middleware.WithStackValue(ctx, targetKey{}, target)
 			var dropped []string
-			lost := false
 			for _, r := range f.match(op, target) {
 				switch {
 				case r.hold != nil:
@@ -115,8 +134,6 @@ func (f *Faults) install(stack *middleware.Stack) error {
 					}
 				case r.fail:
 					return middleware.InitializeOutput{}, middleware.Metadata{}, fmt.Errorf("%s %s: %w", op, target, ErrInjected)
-				case r.lose:
-					lost = true
 				case r.dropKey != "":
 					dropped = append(dropped, dropKeys(in.Parameters, r.dropKey)...)
 				}
@@ -130,9 +147,6 @@ func (f *Faults) install(stack *middleware.Stack) error {
 				return middleware.InitializeOutput{Result: out}, middleware.Metadata{}, nil
 			}
 			out, md, err := next.HandleInitialize(ctx, in)
-			if lost && err == nil {
-				return middleware.InitializeOutput{}, md, fmt.Errorf("%s %s: answer lost: %w", op, target, ErrInjected)
-			}
 			if d, ok := out.Result.(*s3.DeleteObjectsOutput); ok && err == nil {
 				for _, k := range dropped {
 					d.Errors = append(d.Errors, s3types.Error{Key: aws.String(k), Code: aws.String("AccessDenied"), Message: aws.String("Access Denied")})
@@ -142,6 +156,29 @@ func (f *Faults) install(stack *middleware.Stack) error {
 		}), middleware.Before)
 }
 
+// targetKey carries a call's table or bucket from the Initialize step,
+// where the input is at hand, to the Deserialize step.
+type targetKey struct{}
+
+func (f *Faults) targetOf(ctx context.Context) string {
+	t, _ := middleware.GetStackValue(ctx, targetKey{}).(string)
+	return t
+}
+
+// loses reports whether a LoseAnswerOnce rule takes this attempt's answer,
+// removing the rule if so.
+func (f *Faults) loses(op, target string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, r := range f.rules {
+		if r.lose && r.op == op && (r.target == "" || r.target == target) {
+			f.rules = append(f.rules[:i], f.rules[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
 // match returns the rules that act on this call, counting it.
 func (f *Faults) match(op, target string) []*rule {
 	f.mu.Lock()
@@ -149,7 +186,7 @@ func (f *Faults) match(op, target string) []*rule {
 	var out []*rule
 	for i := 0; i < len(f.rules); i++ {
 		r := f.rules[i]
-		if r.op != op || (r.target != "" && r.target != target) {
+		if r.lose || r.op != op || (r.target != "" && r.target != target) {
 			continue
 		}
 		r.seen++

@@ -14,10 +14,10 @@ import (
 // write uses: *Store and *photo.Store are the real ones.
 type (
 	rows interface {
-		Get(ctx context.Context, userID string, d Date, id string) (*Meal, error)
 		Create(ctx context.Context, m *Meal) error
 		Update(ctx context.Context, m *Meal) error
 		DeleteVersion(ctx context.Context, m *Meal) error
+		DeleteVersionOnce(ctx context.Context, m *Meal) error
 	}
 	objects interface {
 		Put(ctx context.Context, key string, body []byte, v photo.Version) error
@@ -185,10 +185,13 @@ func (c change) moves(cur *Meal) bool {
 // ErrConflict if the meal changed since cur was read, ErrNotFound if it is
 // gone. A new date or time moves it: the photo is put (or copied,
 // server-side) under the new keys, the new row created, then the old row
-// deleted on the condition that it is still cur, then the old objects; a
-// conflict at that step undoes the new row and objects. An old row already
-// gone at that step keeps the new one: undoing it would lose the meal; so
-// does any other failure of that step, once tried again.
+// deleted on the condition that it is still cur, then the old objects. If
+// the old row changed or is gone at that step (another window edited,
+// moved or deleted the meal), the new row and objects are undone, so the
+// other change stands: ErrConflict or ErrNotFound. A failure to get an
+// answer there is tried once more: the old row then gone means this very
+// delete went through, and the new row stays; still no answer keeps both
+// rows, the meal at worst in two places, never in none.
 func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	if c.moves(cur) {
 		return w.move(ctx, cur, c)
@@ -214,10 +217,9 @@ func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		// it: try once more, past a cancelled request (a browser gone
 		// mid-save) too.
 		w.log.Warn("meal row not updated after its photo was replaced, retrying", "user_id", cur.UserID, "err", err)
-		bg := context.WithoutCancel(ctx)
-		if err = w.rows.Update(bg, &m); errors.Is(err, ErrConflict) && w.wrote(bg, &m) {
-			err = nil // the first write went through; only its answer was lost
-		}
+		// A first write that went through, its answer lost, is found by
+		// the store (Update) and is no conflict.
+		err = w.rows.Update(context.WithoutCancel(ctx), &m)
 	}
 	if errors.Is(err, ErrConflict) && c.upload.present() {
 		// Changed between reading and writing, after the new photo's bytes
@@ -246,23 +248,6 @@ func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	}
 	w.done(ctx, cur.UserID, c.upload)
 	return &m, nil
-}
-
-// wrote reports whether the meals table holds m as this request wrote it
-// (a write whose answer was lost, found by its retry as a conflict): the
-// row is one version past m's and names m's photo version, which is unique
-// to this write (nanoseconds). m.Version becomes the row's then.
-func (w *writer) wrote(ctx context.Context, m *Meal) bool {
-	d, err := ParseDate(m.Date)
-	if err != nil {
-		return false
-	}
-	got, err := w.rows.Get(ctx, m.UserID, d, m.ID)
-	if err != nil || got.Version != m.Version+1 || got.PhotoV != m.PhotoV {
-		return false
-	}
-	m.Version = got.Version
-	return true
 }
 
 // errPhotoReplaced: an edit bringing a photo met a newer version of the
@@ -301,7 +286,10 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		}
 		return nil, err
 	}
-	err = w.rows.DeleteVersion(ctx, cur)
+	// One attempt without the SDK's retries, so that "not found" means
+	// another writer took the old row, not that a lost attempt of this
+	// very delete did.
+	err = w.rows.DeleteVersionOnce(ctx, cur)
 	retried := false
 	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
 		// Whether the old row went is unknown: ask again, past a cancelled

@@ -555,3 +555,54 @@ func TestMoveOldRowDeleteFailsOnce(t *testing.T) {
 		t.Errorf("objects = %v, want only the moved meal's %v", got, keys)
 	}
 }
+
+// TestAnswerLost: a write DynamoDB applied whose answer the network lost
+// is sent again by the SDK and refused by its own condition; the store
+// tells it from another writer's change, so the save succeeds once: no
+// second meal, no "changed meanwhile", no photo dropped. A move's delete
+// of the old row is sent once, without the SDK's retries, so its "gone"
+// is never its own lost attempt.
+func TestAnswerLost(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, app *apptest.App, c *apptest.Client, resp *apptest.Response, wantTime, wantNotes string) {
+		t.Helper()
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("save whose answer was lost = %d %q, want 303", resp.StatusCode, resp.Text("h1"))
+		}
+		ms := allMeals(t, app, admin)
+		if len(ms) != 1 || ms[0].Time != wantTime || ms[0].Notes != wantNotes || !ms[0].HasPhoto() {
+			t.Fatalf("meals = %+v, want one at %s with %q and its photo", ms, wantTime, wantNotes)
+		}
+		if r := c.Get(ms[0].ThumbURL()); r.StatusCode != http.StatusOK {
+			t.Errorf("thumbnail = %d, want 200", r.StatusCode)
+		}
+		keys := ms[0].PhotoKeys()
+		sort.Strings(keys)
+		if got := objects(t, app); strings.Join(got, ",") != strings.Join(keys, ",") {
+			t.Errorf("objects = %v, want the meal's %v", got, keys)
+		}
+	}
+	t.Run("create", func(t *testing.T) {
+		t.Parallel()
+		app, c, f := faulty(t)
+		f.LoseAnswerOnce("PutItem", app.Tables.Meals.Name)
+		resp := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "time", "12:30", "notes", "soup")
+		check(t, app, c, resp, "12:30:00", "soup")
+	})
+	t.Run("edit", func(t *testing.T) {
+		t.Parallel()
+		app, c, f := faulty(t)
+		m, editURL := mealWithPhoto(t, app, c)
+		f.LoseAnswerOnce("PutItem", app.Tables.Meals.Name)
+		resp := c.PostForm(editURL, mealForm("time", m.HHMM(), "notes", "edited", "version", strconv.FormatInt(m.Version, 10)))
+		check(t, app, c, resp, m.Time, "edited")
+	})
+	t.Run("move", func(t *testing.T) {
+		t.Parallel()
+		app, c, f := faulty(t)
+		m, editURL := mealWithPhoto(t, app, c)
+		f.LoseAnswerOnce("DeleteItem", app.Tables.Meals.Name)
+		resp := c.PostForm(editURL, mealForm("time", "19:45", "notes", "moved", "version", strconv.FormatInt(m.Version, 10)))
+		check(t, app, c, resp, "19:45:00", "moved")
+	})
+}

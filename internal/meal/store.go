@@ -82,12 +82,16 @@ func (s *Store) Create(ctx context.Context, m *Meal) error {
 			return fmt.Errorf("meal: create: encode: %w", err)
 		}
 		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                aws.String(s.table),
-			Item:                     item,
-			ConditionExpression:      newKey.Condition(),
-			ExpressionAttributeNames: newKey.Names(),
+			TableName:                           aws.String(s.table),
+			Item:                                item,
+			ConditionExpression:                 newKey.Condition(),
+			ExpressionAttributeNames:            newKey.Names(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
 		if dynamo.IsConditionFailed(err) {
+			if s.holds(ctx, m.UserID, m.SK, err, item) {
+				return nil // this very write, sent again by the SDK after its answer was lost
+			}
 			if !chosen && attempt < 3 {
 				continue
 			}
@@ -159,6 +163,10 @@ func (s *Store) Update(ctx context.Context, m *Meal) error {
 		m.Version = read
 	}
 	if dynamo.IsConditionFailed(err) {
+		if s.holds(ctx, m.UserID, m.SK, err, item) {
+			m.Version = read + 1
+			return nil // this very write, sent again by the SDK after its answer was lost
+		}
 		var cf *types.ConditionalCheckFailedException
 		if errors.As(err, &cf) && len(cf.Item) > 0 {
 			return fmt.Errorf("meal: update: %w", ErrConflict)
@@ -178,6 +186,27 @@ func (s *Store) Update(ctx context.Context, m *Meal) error {
 	return nil
 }
 
+// holds reports whether the row at sk is item, the one a conditional put
+// wrote: how a put whose answer was lost, sent again by the SDK's retries
+// and refused by its own condition, is told from another writer's change.
+// The refusal's ALL_OLD item is compared when the backend returns it,
+// else the row is read (consistently). Numbers compare by value; a row
+// another writer made identical is as good as this one.
+func (s *Store) holds(ctx context.Context, userID, sk string, refusal error, item map[string]types.AttributeValue) bool {
+	var cf *types.ConditionalCheckFailedException
+	got := map[string]types.AttributeValue(nil)
+	if errors.As(refusal, &cf) && len(cf.Item) > 0 {
+		got = cf.Item
+	} else {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(userID, sk), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return false
+		}
+		got = out.Item
+	}
+	return dynamo.SameItem(got, item)
+}
+
 func mustDate(s string) Date {
 	d, _ := ParseDate(s)
 	return d
@@ -186,8 +215,21 @@ func mustDate(s string) Date {
 // DeleteVersion removes m's row only if it is still at m.Version (the last
 // step of a move: the row moved away must be the one that was copied). It
 // returns ErrConflict if the row changed meanwhile and ErrNotFound if it is
-// gone.
+// gone, which after the SDK's own retries may also mean that an earlier
+// attempt of this call deleted it.
 func (s *Store) DeleteVersion(ctx context.Context, m *Meal) error {
+	return s.deleteVersion(ctx, m)
+}
+
+// DeleteVersionOnce is DeleteVersion in one attempt, without the SDK's
+// retries, so that ErrNotFound means the row was gone before this call:
+// another writer moved or deleted it. Any failure to get an answer is
+// returned as it is, the delete's outcome unknown.
+func (s *Store) DeleteVersionOnce(ctx context.Context, m *Meal) error {
+	return s.deleteVersion(ctx, m, func(o *dynamodb.Options) { o.Retryer = aws.NopRetryer{} })
+}
+
+func (s *Store) deleteVersion(ctx context.Context, m *Meal, optFns ...func(*dynamodb.Options)) error {
 	cond, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("sk")).
 		And(expression.Name("version").Equal(expression.Value(m.Version)))).Build()
 	if err != nil {
@@ -200,7 +242,7 @@ func (s *Store) DeleteVersion(ctx context.Context, m *Meal) error {
 		ExpressionAttributeNames:            cond.Names(),
 		ExpressionAttributeValues:           cond.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	}, optFns...)
 	if dynamo.IsConditionFailed(err) {
 		var cf *types.ConditionalCheckFailedException
 		if errors.As(err, &cf) && len(cf.Item) > 0 {

@@ -87,7 +87,10 @@ func (s *Static) serve(w http.ResponseWriter, r *http.Request, name string) {
 	} else {
 		w.Header().Set("Cache-Control", "no-cache")
 	}
-	w.Header().Set("ETag", `"`+s.sums[name]+`"`)
+	// Weak: the same file goes gzipped or plain (Compress), whose bytes
+	// differ, and a strong ETag promises the same bytes. If-None-Match
+	// compares weakly, so revalidation gets its 304 either way.
+	w.Header().Set("ETag", `W/"`+s.sums[name]+`"`)
 	if ct, ok := contentTypes[path.Ext(name)]; ok {
 		w.Header().Set("Content-Type", ct)
 	}
