@@ -83,14 +83,27 @@ type App struct {
 	Deletions *account.Deleter
 	// Monitor counts what the app holds and checks for orphans.
 	Monitor *admin.Monitor
+
+	// stopOpens ends the writer of share opens (Store.RunOpens), which
+	// closes opensDone once it has written the last of them.
+	stopOpens context.CancelFunc
+	opensDone chan struct{}
 }
 
 // Close stops the background work (account deletions, which the next
-// start resumes, and the monitor's count and orphan job) and waits for it
-// until ctx ends. Call it once the HTTP server has stopped taking
-// requests and before the backends close; it returns the first error.
+// start resumes, the monitor's count and orphan job, and the writer of
+// share opens, which writes what it holds first) and waits for it until
+// ctx ends. Call it once the HTTP server has stopped taking requests and
+// before the backends close; it returns the errors joined.
 func (a *App) Close(ctx context.Context) error {
-	return errors.Join(a.Deletions.Close(ctx), a.Monitor.Close(ctx))
+	a.stopOpens()
+	var opens error
+	select {
+	case <-a.opensDone:
+	case <-ctx.Done():
+		opens = fmt.Errorf("server: share opens not written: %w", ctx.Err())
+	}
+	return errors.Join(a.Deletions.Close(ctx), a.Monitor.Close(ctx), opens)
 }
 
 // Build constructs every store and handler from cfg and b and returns the
@@ -227,5 +240,14 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		}),
 		HSTS: cfg.Mode == config.ModeAWS,
 	})
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor}, nil
+	// Recipient visits are counted in memory and written every
+	// share.OpensEvery, and at Close.
+	opensCtx, stopOpens := context.WithCancel(context.WithoutCancel(ctx))
+	opensDone := make(chan struct{})
+	go func() {
+		defer close(opensDone)
+		shares.RunOpens(opensCtx, func(err error) { log.Warn("share opens not written yet", "err", err) })
+	}()
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor,
+		stopOpens: stopOpens, opensDone: opensDone}, nil
 }

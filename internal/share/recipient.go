@@ -1,7 +1,6 @@
 package share
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -246,7 +245,7 @@ func (h *Handler) Page(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !q.Has("from") {
-		h.countOpen(r.Context(), sh.Token)
+		h.store.CountOpen(sh.Token, h.now()) // in memory: the page never waits for the write
 	}
 	tok := sh.Token
 	p := &recipientPage{
@@ -273,15 +272,6 @@ func (h *Handler) Page(w http.ResponseWriter, r *http.Request) error {
 		p.Next = "/s/" + tok + "?from=" + end.AddDays(1).String()
 	}
 	return h.pages.Render(w, r, http.StatusOK, "share/page", p)
-}
-
-// countOpen records one open. A failure costs the recipient nothing: it
-// is logged (without the token) and the page is served.
-func (h *Handler) countOpen(ctx context.Context, tok string) {
-	err := h.store.RecordOpen(ctx, tok, h.now())
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		h.log.Warn("could not count share open", "err", err)
-	}
 }
 
 type weekRow struct {

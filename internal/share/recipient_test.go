@@ -259,6 +259,9 @@ func TestOpensCounted(t *testing.T) {
 	tok := createShare(t, owner, shareForm("to", "2026-11-30")) // long enough to page
 	opens := func() int64 {
 		t.Helper()
+		if err := app.Shares.FlushOpens(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		sh, err := app.Shares.Get(context.Background(), tok)
 		if err != nil {
 			t.Fatal(err)
@@ -683,5 +686,46 @@ func TestRecipientRefusalsLeadBack(t *testing.T) {
 		if href, _ := next.Attr("href"); resp.StatusCode != tc.status || href != tc.back {
 			t.Errorf("GET %s = %d leading to %q (%q), want %d leading to %q", tc.path, resp.StatusCode, href, strings.TrimSpace(next.Text()), tc.status, tc.back)
 		}
+	}
+}
+
+// TestOpensWrittenLater: a recipient's page writes nothing (the open is
+// counted in memory); the owner's list writes what was counted before it
+// reads, and so does the server's Close for what is left.
+func TestOpensWrittenLater(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	owner := signUp(t, app, ownerEmail, ownerName)
+	tok := createShare(t, owner, shareForm())
+	recipient := app.Client()
+	stored := func() int64 {
+		t.Helper()
+		sh, err := share.NewStore(app.Env.DynamoDB, app.Tables.Shares.Name, time.Now).Get(context.Background(), tok) // uncached
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sh.Opens
+	}
+
+	app.Calls.Reset()
+	if resp := recipient.Get("/s/" + tok); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /s/{token} = %d", resp.StatusCode)
+	}
+	if n := app.Calls.Counts()["UpdateItem"]; n != 0 {
+		t.Errorf("the recipient's page made %d UpdateItems, want none", n)
+	}
+	if got := stored(); got != 0 {
+		t.Errorf("stored opens before any flush = %d, want 0", got)
+	}
+	if got := owner.Get("/shares").Doc().Find("li.share .open-count").Text(); got != "1" {
+		t.Errorf("the owner's list shows %q opens, want 1", got)
+	}
+
+	recipient.Get("/s/" + tok)
+	if err := app.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(); got != 2 {
+		t.Errorf("stored opens after Close = %d, want 2", got)
 	}
 }

@@ -39,8 +39,9 @@ type Share struct {
 	// request checks it (Expired).
 	ExpiresAt int64 `dynamodbav:"expires_at,omitempty"`
 	// Opens counts recipient visits of /s/{token}; FirstOpenedAt and
-	// LastOpenedAt bound them (nil until the first). One atomic update per
-	// visit (Store.RecordOpen).
+	// LastOpenedAt bound them (nil until the first). Visits are counted in
+	// memory (Store.CountOpen) and added with one atomic update per share
+	// every OpensEvery (Store.FlushOpens).
 	Opens         int64      `dynamodbav:"open_count"`
 	FirstOpenedAt *time.Time `dynamodbav:"first_opened_at,omitempty"`
 	LastOpenedAt  *time.Time `dynamodbav:"last_opened_at,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -30,6 +31,7 @@ type Store struct {
 	db    *dynamodb.Client
 	table string
 	cache *dynamo.ItemCache[Share]
+	opens opens
 	// pageLimit, if set, caps items per Scan page, so tests can check that
 	// scans follow LastEvaluatedKey.
 	pageLimit int32
@@ -151,23 +153,25 @@ func (s *Store) RevokeAny(ctx context.Context, tok string) error {
 	return nil
 }
 
-// RecordOpen counts one recipient visit of the share tok at now with ONE
-// UpdateItem: open_count goes up by one atomically (ADD), first_opened_at
-// is set if absent, last_opened_at always, on the condition that the share
-// still exists (so a revoked share is not brought back as a stub). It
-// returns ErrNotFound if it does not.
-func (s *Store) RecordOpen(ctx context.Context, tok string, now time.Time) error {
+// RecordOpen writes n recipient visits of the share tok, the first at
+// first and the last at last, with ONE UpdateItem: open_count goes up by
+// n atomically (ADD), first_opened_at is set if absent, last_opened_at
+// always, on the condition that the share still exists (so a revoked
+// share is not brought back as a stub). It returns ErrNotFound if it does
+// not. Visits are counted with CountOpen and written by FlushOpens.
+func (s *Store) RecordOpen(ctx context.Context, tok string, n int64, first, last time.Time) error {
 	if !token.Valid(tok) {
 		return fmt.Errorf("share: record open: %w", ErrNotFound)
 	}
 	err := s.updateItem(ctx, tok, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.table),
 		Key:                 key(tok),
-		UpdateExpression:    aws.String("ADD open_count :one SET first_opened_at = if_not_exists(first_opened_at, :now), last_opened_at = :now"),
+		UpdateExpression:    aws.String("ADD open_count :n SET first_opened_at = if_not_exists(first_opened_at, :first), last_opened_at = :last"),
 		ConditionExpression: aws.String("attribute_exists(share_token)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":one": &types.AttributeValueMemberN{Value: "1"},
-			":now": &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)},
+			":n":     &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)},
+			":first": &types.AttributeValueMemberS{Value: first.UTC().Format(time.RFC3339Nano)},
+			":last":  &types.AttributeValueMemberS{Value: last.UTC().Format(time.RFC3339Nano)},
 		},
 	})
 	if dynamo.IsConditionFailed(err) {
@@ -180,8 +184,11 @@ func (s *Store) RecordOpen(ctx context.Context, tok string, now time.Time) error
 }
 
 // ListByOwner returns ownerID's shares, newest first, by a paged Scan
-// filtered on owner_id (DESIGN.md allows scans for an owner's settings).
+// filtered on owner_id (DESIGN.md allows scans for an owner's settings),
+// with the opens counted so far written first (FlushOpens; a failure to
+// write them leaves them for later and lists all the same).
 func (s *Store) ListByOwner(ctx context.Context, ownerID string) ([]Share, error) {
+	_ = s.FlushOpens(ctx)
 	all, err := s.scan(ctx, ownerID, false)
 	if err != nil {
 		return nil, fmt.Errorf("share: list by owner: %w", err)
@@ -190,8 +197,9 @@ func (s *Store) ListByOwner(ctx context.Context, ownerID string) ([]Share, error
 }
 
 // List returns every share, newest first, by a paged Scan (the admin
-// list).
+// list), with the opens counted so far written first, as ListByOwner.
 func (s *Store) List(ctx context.Context) ([]Share, error) {
+	_ = s.FlushOpens(ctx)
 	all, err := s.scan(ctx, "", false)
 	if err != nil {
 		return nil, fmt.Errorf("share: list: %w", err)

@@ -135,63 +135,112 @@ func TestRevoke(t *testing.T) {
 	}
 }
 
-func TestRecordOpenConcurrent(t *testing.T) {
+// TestCountOpens: opens are counted in memory, none written until a
+// flush; a flush writes each share's count, first and last open with one
+// UpdateItem, adding to what is stored (ADD, atomic across processes);
+// opens counted during a flush are kept for the next; a failed write is
+// kept too; a revoked share is not brought back as a stub.
+func TestCountOpens(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, db, tables := newStore(t)
 	sh := create(t, s, share.Share{Label: "x"})
+	stored := func() *share.Share {
+		t.Helper()
+		got, err := share.NewStore(db, tables.Shares.Name, time.Now).Get(ctx, sh.Token) // uncached
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	// 20 opens at once, 1 s apart, while flushes run: all 20 land.
 	const n = 20
 	opened := t0.Add(time.Minute)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for range n {
+	for i := range n {
 		wg.Go(func() {
 			<-start
-			errs <- s.RecordOpen(ctx, sh.Token, opened)
+			s.CountOpen(sh.Token, opened.Add(time.Duration(i)*time.Second))
 		})
 	}
+	wg.Go(func() {
+		<-start
+		for range 5 {
+			if err := s.FlushOpens(ctx); err != nil {
+				t.Errorf("FlushOpens = %v", err)
+			}
+		}
+	})
 	close(start)
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatalf("RecordOpen = %v", err)
-		}
-	}
-	got, err := s.Get(ctx, sh.Token)
-	if err != nil {
+	if err := s.FlushOpens(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got.Opens != n {
-		t.Errorf("open_count after %d concurrent opens = %d, want %d", n, got.Opens, n)
-	}
-	if got.FirstOpenedAt == nil || got.LastOpenedAt == nil || !got.FirstOpenedAt.Equal(opened) || !got.LastOpenedAt.Equal(opened) {
-		t.Errorf("first/last opened = %v / %v, want both %v", got.FirstOpenedAt, got.LastOpenedAt, opened)
-	}
-	// first_opened_at is kept: a later open moves only last_opened_at.
-	first := *got.FirstOpenedAt
-	later := t0.Add(48 * time.Hour)
-	if err := s.RecordOpen(ctx, sh.Token, later); err != nil {
-		t.Fatal(err)
-	}
-	got, _ = s.Get(ctx, sh.Token)
-	if !got.FirstOpenedAt.Equal(first) || !got.LastOpenedAt.Equal(later) || got.Opens != n+1 {
-		t.Errorf("after one more open: first %v last %v opens %d; want first %v, last %v, %d", got.FirstOpenedAt, got.LastOpenedAt, got.Opens, first, later, n+1)
+	got := stored()
+	if got.Opens != n || !got.FirstOpenedAt.Equal(opened) || !got.LastOpenedAt.Equal(opened.Add((n-1)*time.Second)) {
+		t.Errorf("after %d opens: %d, first %v, last %v; want %d, %v, %v", n, got.Opens, got.FirstOpenedAt, got.LastOpenedAt, n, opened, opened.Add((n-1)*time.Second))
 	}
 	if _, ok := rawItem(t, db, tables.Shares.Name, sh.Token)["open_count"].(*types.AttributeValueMemberN); !ok {
 		t.Error("open_count is not a Number")
+	}
+
+	// Counted, not yet written; then written, first kept, last moved.
+	later := t0.Add(48 * time.Hour)
+	s.CountOpen(sh.Token, later)
+	if got := stored(); got.Opens != n {
+		t.Errorf("an open was written before a flush: %d", got.Opens)
+	}
+	if err := s.FlushOpens(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(); got.Opens != n+1 || !got.FirstOpenedAt.Equal(opened) || !got.LastOpenedAt.Equal(later) {
+		t.Errorf("after one more open: %d, first %v, last %v; want %d, %v, %v", got.Opens, got.FirstOpenedAt, got.LastOpenedAt, n+1, opened, later)
+	}
+
+	// RecordOpen adds: two processes flushing at once lose nothing.
+	for range 2 {
+		wg.Go(func() {
+			if err := s.RecordOpen(ctx, sh.Token, 3, later, later); err != nil {
+				t.Errorf("RecordOpen = %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := stored(); got.Opens != n+7 {
+		t.Errorf("after two concurrent writes of 3: %d, want %d", got.Opens, n+7)
+	}
+
+	// A write that fails keeps its count for the next flush.
+	f := &apptest.Faults{}
+	faulty := share.NewStore(dynamodb.New(db.Options(), f.DynamoOption()), tables.Shares.Name, time.Now)
+	faulty.CountOpen(sh.Token, later)
+	f.Fail("UpdateItem", tables.Shares.Name, 0)
+	if err := faulty.FlushOpens(ctx); !errors.Is(err, apptest.ErrInjected) {
+		t.Errorf("FlushOpens with UpdateItem failing = %v, want ErrInjected", err)
+	}
+	f.Clear()
+	if err := faulty.FlushOpens(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(); got.Opens != n+8 {
+		t.Errorf("after the failed write's retry: %d, want %d", got.Opens, n+8)
 	}
 
 	// A revoked share is not brought back as a stub by a late open.
 	if err := s.Revoke(ctx, sh.Token, sh.OwnerID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RecordOpen(ctx, sh.Token, later); !errors.Is(err, share.ErrNotFound) {
+	s.CountOpen(sh.Token, later)
+	if err := s.FlushOpens(ctx); err != nil {
+		t.Errorf("FlushOpens of a revoked share's open = %v, want nil (dropped)", err)
+	}
+	if err := s.RecordOpen(ctx, sh.Token, 1, later, later); !errors.Is(err, share.ErrNotFound) {
 		t.Errorf("RecordOpen after revoke = %v, want ErrNotFound", err)
 	}
 	if item := rawItem(t, db, tables.Shares.Name, sh.Token); len(item) != 0 {
-		t.Errorf("RecordOpen after revoke left an item: %v", item)
+		t.Errorf("an open after revoke left an item: %v", item)
 	}
 }
 
