@@ -250,9 +250,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		// Requests still running (a long export) lose their connections,
-		// which cancels them, before the deferred closes stop the
-		// background work and the backends.
+		// Requests still running (a long export) lose their connections
+		// and their contexts end; a handler finishing a write past that
+		// (the few that do, in milliseconds) is not waited for.
 		srv.Close()
 		return fmt.Errorf("shutdown: %w", err)
 	}

@@ -606,3 +606,30 @@ func TestAnswerLost(t *testing.T) {
 		check(t, app, c, resp, "19:45:00", "moved")
 	})
 }
+
+// TestMoveMeetsEdit: a move while another window edits the meal undoes
+// its copy and says the meal changed (409, the typing kept), not that it
+// is gone, on a backend that does not return the refused row too.
+func TestMoveMeetsEdit(t *testing.T) {
+	t.Parallel()
+	app, c, f := faulty(t)
+	m, editURL := mealWithPhoto(t, app, c)
+	held, release := f.Hold("PutItem", app.Tables.Meals.Name)
+	done := make(chan *apptest.Response, 1)
+	go func() {
+		done <- c.PostForm(editURL, mealForm("time", "19:45", "notes", "moved", "version", strconv.FormatInt(m.Version, 10)))
+	}()
+	<-held
+	if resp := c.PostForm(editURL, mealForm("time", m.HHMM(), "notes", "the other window", "version", strconv.FormatInt(m.Version, 10))); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the other window's edit = %d", resp.StatusCode)
+	}
+	release()
+	resp := <-done
+	if resp.StatusCode != http.StatusConflict || resp.Text("#notes") != "moved" {
+		t.Errorf("move meeting an edit = %d, notes %q; want 409 with the typing kept", resp.StatusCode, resp.Text("#notes"))
+	}
+	ms := allMeals(t, app, admin)
+	if len(ms) != 1 || ms[0].Time != m.Time || ms[0].Notes != "the other window" {
+		t.Fatalf("meals = %+v, want the one edited by the other window, where it was", ms)
+	}
+}

@@ -89,7 +89,13 @@ func (s *Store) Create(ctx context.Context, m *Meal) error {
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
 		if dynamo.IsConditionFailed(err) {
-			if s.holds(ctx, m.UserID, m.SK, err, item) {
+			mine, herr := s.holds(ctx, m.UserID, m.SK, err, item)
+			switch {
+			case herr != nil:
+				// Not knowing whether the row is this write, drawing another
+				// ID could make the meal twice.
+				return fmt.Errorf("meal: create: %w", herr)
+			case mine:
 				return nil // this very write, sent again by the SDK after its answer was lost
 			}
 			if !chosen && attempt < 3 {
@@ -163,7 +169,7 @@ func (s *Store) Update(ctx context.Context, m *Meal) error {
 		m.Version = read
 	}
 	if dynamo.IsConditionFailed(err) {
-		if s.holds(ctx, m.UserID, m.SK, err, item) {
+		if mine, _ := s.holds(ctx, m.UserID, m.SK, err, item); mine {
 			m.Version = read + 1
 			return nil // this very write, sent again by the SDK after its answer was lost
 		}
@@ -190,21 +196,21 @@ func (s *Store) Update(ctx context.Context, m *Meal) error {
 // wrote: how a put whose answer was lost, sent again by the SDK's retries
 // and refused by its own condition, is told from another writer's change.
 // The refusal's ALL_OLD item is compared when the backend returns it,
-// else the row is read (consistently). Numbers compare by value; a row
-// another writer made identical is as good as this one.
-func (s *Store) holds(ctx context.Context, userID, sk string, refusal error, item map[string]types.AttributeValue) bool {
+// else the row is read (consistently; its error is returned). Numbers
+// compare by value. Every write sets updated_at to its own clock reading,
+// in nanoseconds, so another writer's row is the same only if it made the
+// same change at the same nanosecond, and then it is as good as this one
+// (a test clock that stands still makes that likelier).
+func (s *Store) holds(ctx context.Context, userID, sk string, refusal error, item map[string]types.AttributeValue) (bool, error) {
 	var cf *types.ConditionalCheckFailedException
-	got := map[string]types.AttributeValue(nil)
 	if errors.As(refusal, &cf) && len(cf.Item) > 0 {
-		got = cf.Item
-	} else {
-		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(userID, sk), ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			return false
-		}
-		got = out.Item
+		return dynamo.SameItem(cf.Item, item), nil
 	}
-	return dynamo.SameItem(got, item)
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(userID, sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false, err
+	}
+	return dynamo.SameItem(out.Item, item), nil
 }
 
 func mustDate(s string) Date {
@@ -244,8 +250,17 @@ func (s *Store) deleteVersion(ctx context.Context, m *Meal, optFns ...func(*dyna
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}, optFns...)
 	if dynamo.IsConditionFailed(err) {
+		// Changed or gone: the refusal's ALL_OLD item says which, or, from
+		// a backend that leaves it out, a consistent read.
 		var cf *types.ConditionalCheckFailedException
 		if errors.As(err, &cf) && len(cf.Item) > 0 {
+			return fmt.Errorf("meal: delete version: %w", ErrConflict)
+		}
+		out, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(m.UserID, m.SK), ConsistentRead: aws.Bool(true)})
+		switch {
+		case gerr != nil:
+			return fmt.Errorf("meal: delete version: %w", gerr)
+		case len(out.Item) > 0:
 			return fmt.Errorf("meal: delete version: %w", ErrConflict)
 		}
 		return fmt.Errorf("meal: delete version: %w", ErrNotFound)

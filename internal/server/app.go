@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os/exec"
+	"sync"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -97,13 +98,19 @@ type App struct {
 // before the backends close; it returns the errors joined.
 func (a *App) Close(ctx context.Context) error {
 	a.stopOpens()
-	var opens error
-	select {
-	case <-a.opensDone:
-	case <-ctx.Done():
-		opens = fmt.Errorf("server: share opens not written: %w", ctx.Err())
-	}
-	return errors.Join(a.Deletions.Close(ctx), a.Monitor.Close(ctx), opens)
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	wg.Go(func() { errs[0] = a.Deletions.Close(ctx) })
+	wg.Go(func() { errs[1] = a.Monitor.Close(ctx) })
+	wg.Go(func() {
+		select {
+		case <-a.opensDone:
+		case <-ctx.Done():
+			errs[2] = fmt.Errorf("server: share opens not written: %w", ctx.Err())
+		}
+	})
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // Build constructs every store and handler from cfg and b and returns the

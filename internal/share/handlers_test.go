@@ -84,6 +84,9 @@ func TestShareFlow(t *testing.T) {
 	if row.Find(".first-opened").Text() == "" || row.Find(".last-opened").Text() == "" {
 		t.Error("first and last opened are not shown")
 	}
+	if err := app.Shares.FlushOpens(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	sh, err := app.Shares.Get(context.Background(), tok)
 	if err != nil || sh.Opens != 1 {
 		t.Errorf("stored opens = %v, %v; want 1", sh, err)

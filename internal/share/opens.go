@@ -2,8 +2,11 @@ package share
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -11,89 +14,149 @@ import (
 // OpensEvery is how often Store.RunOpens writes the opens counted in
 // memory: at most one UpdateItem per share per OpensEvery, however often
 // its link is opened, and the recipient's page never waits for a write.
-// A crash of the process loses at most this long of counts.
+// While writes succeed, a crash of the process loses at most this long of
+// counts.
 const OpensEvery = 2 * time.Second
 
-// opens are recipient visits counted in memory and not yet written, by
-// token. flush writes them one share at a time; flushMu keeps flushes in
-// order, so a later batch's last_opened_at is written after an earlier's.
+// OpensTries is how many flushes try to write one batch of opens before
+// it is dropped (logged by RunOpens's onErr): a write that keeps failing
+// must not keep its counts, and a log line, growing forever.
+const OpensTries = 30
+
+// opens are recipient visits counted in memory and not yet written. A
+// share's visits wait in pending until its batch out (being written, or
+// failed and kept to be sent again as it was) is written, so a share's
+// batches are written one at a time, in order. flushMu keeps flushes one
+// at a time.
 type opens struct {
 	mu      sync.Mutex
-	pending map[string]*openBatch
+	pending map[string]*openBatch // by token: counted since the last batch went out
+	out     map[string]*openBatch // by token: taken by a flush, not yet written
+	run     string                // this process's batch ID prefix
+	seq     uint64
 	flushMu sync.Mutex
 }
 
-// openBatch is n visits of one share between first and last.
+// openBatch is n visits of one share between first and last. id, given
+// when a flush takes it, makes its write idempotent (RecordOpen).
 type openBatch struct {
+	id          string
 	n           int64
 	first, last time.Time
+	tries       int
 }
 
-// CountOpen counts one recipient visit of the share tok at at, in memory:
-// FlushOpens (every OpensEvery under RunOpens, before the owner's and the
-// admin's lists, and at Close) writes it.
-func (s *Store) CountOpen(tok string, at time.Time) {
-	s.opens.mu.Lock()
-	defer s.opens.mu.Unlock()
-	if s.opens.pending == nil {
-		s.opens.pending = map[string]*openBatch{}
-	}
-	b := s.opens.pending[tok]
-	if b == nil {
-		s.opens.pending[tok] = &openBatch{n: 1, first: at, last: at}
-		return
-	}
+func (b *openBatch) add(at time.Time) {
 	b.n++
 	b.first, b.last = minTime(b.first, at), maxTime(b.last, at)
 }
 
+// CountOpen counts one recipient visit of the share tok at at, in memory:
+// FlushOpens (every OpensEvery under RunOpens, and at Close) writes it,
+// and the owner's and admin's lists add what is not written yet.
+func (s *Store) CountOpen(tok string, at time.Time) {
+	o := &s.opens
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.pending == nil {
+		o.pending = map[string]*openBatch{}
+	}
+	if b := o.pending[tok]; b != nil {
+		b.add(at)
+		return
+	}
+	o.pending[tok] = &openBatch{n: 1, first: at, last: at}
+}
+
 // FlushOpens writes the opens counted so far, one RecordOpen per share. A
-// share gone meanwhile (revoked, its account deleted) loses its count; a
-// failed write keeps it for the next flush, and the first such error is
-// returned.
+// share gone meanwhile (revoked, its account deleted) loses its count. A
+// failed write keeps its batch, to be sent again as it was by the next
+// flush, up to OpensTries times; the errors are returned joined, with the
+// batches given up.
 func (s *Store) FlushOpens(ctx context.Context) error {
-	s.opens.flushMu.Lock()
-	defer s.opens.flushMu.Unlock()
-	s.opens.mu.Lock()
-	batch := s.opens.pending
-	s.opens.pending = nil
-	s.opens.mu.Unlock()
-	var first error
-	for tok, b := range batch {
-		err := s.RecordOpen(ctx, tok, b.n, b.first, b.last)
-		switch {
-		case err == nil, errors.Is(err, ErrNotFound):
-		default:
-			s.putBack(tok, b)
-			if first == nil {
-				first = err
-			}
+	o := &s.opens
+	o.flushMu.Lock()
+	defer o.flushMu.Unlock()
+	o.mu.Lock()
+	if o.out == nil {
+		o.out = map[string]*openBatch{}
+	}
+	if o.run == "" {
+		var r [8]byte
+		_, _ = rand.Read(r[:])
+		o.run = hex.EncodeToString(r[:])
+	}
+	for tok, b := range o.pending {
+		if o.out[tok] == nil {
+			o.seq++
+			b.id = o.run + "-" + strconv.FormatUint(o.seq, 10)
+			o.out[tok] = b
+			delete(o.pending, tok)
 		}
 	}
-	if first != nil {
-		return fmt.Errorf("share: flush opens: %w", first)
+	work := make(map[string]*openBatch, len(o.out))
+	for tok, b := range o.out {
+		work[tok] = b
+	}
+	o.mu.Unlock()
+
+	var errs []error
+	for tok, b := range work {
+		err := s.RecordOpen(ctx, tok, b.id, b.n, b.first, b.last)
+		o.mu.Lock()
+		switch {
+		case err == nil, errors.Is(err, ErrNotFound):
+			delete(o.out, tok)
+		default:
+			b.tries++
+			if b.tries >= OpensTries {
+				delete(o.out, tok)
+				err = fmt.Errorf("%d opens given up after %d tries: %w", b.n, b.tries, err)
+			}
+			errs = append(errs, err)
+		}
+		o.mu.Unlock()
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("share: flush opens: %w", errors.Join(errs...))
 	}
 	return nil
 }
 
-// putBack returns an unwritten batch to the pending counts.
-func (s *Store) putBack(tok string, b *openBatch) {
-	s.opens.mu.Lock()
-	defer s.opens.mu.Unlock()
-	if s.opens.pending == nil {
-		s.opens.pending = map[string]*openBatch{}
+// withUnwritten adds to each share of all the opens counted and not yet
+// written: its pending visits, and its batch out unless the row already
+// names that batch (written, the answer not yet back).
+func (s *Store) withUnwritten(all []Share) {
+	o := &s.opens
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := range all {
+		sh := &all[i]
+		if b := o.out[sh.Token]; b != nil && b.id != sh.OpenBatch {
+			sh.addOpens(b)
+		}
+		if b := o.pending[sh.Token]; b != nil {
+			sh.addOpens(b)
+		}
 	}
-	if p := s.opens.pending[tok]; p != nil {
-		p.n += b.n
-		p.first, p.last = minTime(p.first, b.first), maxTime(p.last, b.last)
-		return
+}
+
+// addOpens adds b's visits to sh's count, first and last open.
+func (sh *Share) addOpens(b *openBatch) {
+	sh.Opens += b.n
+	if sh.FirstOpenedAt == nil || b.first.Before(*sh.FirstOpenedAt) {
+		first := b.first
+		sh.FirstOpenedAt = &first
 	}
-	s.opens.pending[tok] = b
+	if sh.LastOpenedAt == nil || b.last.After(*sh.LastOpenedAt) {
+		last := b.last
+		sh.LastOpenedAt = &last
+	}
 }
 
 // RunOpens flushes the counted opens every OpensEvery until ctx ends, then
 // once more (with a fresh context of up to 5 s), and returns. Failures are
-// reported to onErr and retried at the next tick.
+// reported to onErr; their batches are tried again at the next tick.
 func (s *Store) RunOpens(ctx context.Context, onErr func(error)) {
 	t := time.NewTicker(OpensEvery)
 	defer t.Stop()

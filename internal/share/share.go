@@ -45,6 +45,9 @@ type Share struct {
 	Opens         int64      `dynamodbav:"open_count"`
 	FirstOpenedAt *time.Time `dynamodbav:"first_opened_at,omitempty"`
 	LastOpenedAt  *time.Time `dynamodbav:"last_opened_at,omitempty"`
+	// OpenBatch is the ID of the last batch of opens written
+	// (Store.RecordOpen), so that a batch sent again is added once.
+	OpenBatch string `dynamodbav:"open_batch,omitempty" json:"-"`
 }
 
 // Limits of a share.

@@ -2,6 +2,7 @@ package share
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -56,7 +57,7 @@ func NewStore(db *dynamodb.Client, table string, now func() time.Time) *Store {
 // checked the fields (Form.Parse).
 func (s *Store) Create(ctx context.Context, sh Share) (*Share, error) {
 	sh.Token = token.New()
-	sh.Opens, sh.FirstOpenedAt, sh.LastOpenedAt = 0, nil, nil
+	sh.Opens, sh.FirstOpenedAt, sh.LastOpenedAt, sh.OpenBatch = 0, nil, nil, ""
 	item, err := attributevalue.MarshalMap(sh)
 	if err != nil {
 		return nil, fmt.Errorf("share: create: encode: %w", err)
@@ -153,29 +154,49 @@ func (s *Store) RevokeAny(ctx context.Context, tok string) error {
 	return nil
 }
 
-// RecordOpen writes n recipient visits of the share tok, the first at
-// first and the last at last, with ONE UpdateItem: open_count goes up by
-// n atomically (ADD), first_opened_at is set if absent, last_opened_at
-// always, on the condition that the share still exists (so a revoked
-// share is not brought back as a stub). It returns ErrNotFound if it does
-// not. Visits are counted with CountOpen and written by FlushOpens.
-func (s *Store) RecordOpen(ctx context.Context, tok string, n int64, first, last time.Time) error {
+// RecordOpen writes the batch id of n recipient visits of the share tok,
+// the first at first and the last at last, with ONE UpdateItem: open_count
+// goes up by n atomically (ADD), first_opened_at is set if absent,
+// last_opened_at and open_batch always. It is conditional on the share
+// existing (so a revoked share is not brought back as a stub; ErrNotFound)
+// and on open_batch not being id already: a batch sent again, after its
+// answer was lost, by the SDK's retries or by the next flush, is added
+// once (nil). Batches of one share are written one at a time, in order
+// (FlushOpens), so the last one written is the one to compare with.
+func (s *Store) RecordOpen(ctx context.Context, tok, id string, n int64, first, last time.Time) error {
 	if !token.Valid(tok) {
 		return fmt.Errorf("share: record open: %w", ErrNotFound)
 	}
 	err := s.updateItem(ctx, tok, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(s.table),
 		Key:                 key(tok),
-		UpdateExpression:    aws.String("ADD open_count :n SET first_opened_at = if_not_exists(first_opened_at, :first), last_opened_at = :last"),
-		ConditionExpression: aws.String("attribute_exists(share_token)"),
+		UpdateExpression:    aws.String("ADD open_count :n SET first_opened_at = if_not_exists(first_opened_at, :first), last_opened_at = :last, open_batch = :id"),
+		ConditionExpression: aws.String("attribute_exists(share_token) AND (attribute_not_exists(open_batch) OR open_batch <> :id)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":n":     &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)},
 			":first": &types.AttributeValueMemberS{Value: first.UTC().Format(time.RFC3339Nano)},
 			":last":  &types.AttributeValueMemberS{Value: last.UTC().Format(time.RFC3339Nano)},
+			":id":    &types.AttributeValueMemberS{Value: id},
 		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if dynamo.IsConditionFailed(err) {
-		return fmt.Errorf("share: record open: %w", ErrNotFound)
+		// Gone, or this batch written already: which, the row says.
+		var cf *types.ConditionalCheckFailedException
+		item := map[string]types.AttributeValue(nil)
+		if errors.As(err, &cf) && len(cf.Item) > 0 {
+			item = cf.Item
+		} else {
+			out, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(tok), ConsistentRead: aws.Bool(true)})
+			if gerr != nil {
+				return fmt.Errorf("share: record open: %w", gerr)
+			}
+			item = out.Item
+		}
+		if len(item) == 0 {
+			return fmt.Errorf("share: record open: %w", ErrNotFound)
+		}
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("share: record open: %w", err)
@@ -185,25 +206,24 @@ func (s *Store) RecordOpen(ctx context.Context, tok string, n int64, first, last
 
 // ListByOwner returns ownerID's shares, newest first, by a paged Scan
 // filtered on owner_id (DESIGN.md allows scans for an owner's settings),
-// with the opens counted so far written first (FlushOpens; a failure to
-// write them leaves them for later and lists all the same).
+// their opens counting those not written yet (CountOpen).
 func (s *Store) ListByOwner(ctx context.Context, ownerID string) ([]Share, error) {
-	_ = s.FlushOpens(ctx)
 	all, err := s.scan(ctx, ownerID, false)
 	if err != nil {
 		return nil, fmt.Errorf("share: list by owner: %w", err)
 	}
+	s.withUnwritten(all)
 	return all, nil
 }
 
 // List returns every share, newest first, by a paged Scan (the admin
-// list), with the opens counted so far written first, as ListByOwner.
+// list), their opens counting those not written yet, as ListByOwner.
 func (s *Store) List(ctx context.Context) ([]Share, error) {
-	_ = s.FlushOpens(ctx)
 	all, err := s.scan(ctx, "", false)
 	if err != nil {
 		return nil, fmt.Errorf("share: list: %w", err)
 	}
+	s.withUnwritten(all)
 	return all, nil
 }
 

@@ -137,9 +137,10 @@ func TestRevoke(t *testing.T) {
 
 // TestCountOpens: opens are counted in memory, none written until a
 // flush; a flush writes each share's count, first and last open with one
-// UpdateItem, adding to what is stored (ADD, atomic across processes);
-// opens counted during a flush are kept for the next; a failed write is
-// kept too; a revoked share is not brought back as a stub.
+// UpdateItem, adding to what is stored (ADD, atomic); opens counted during
+// a flush are kept for the next; a batch sent again (a lost answer, a
+// failed write tried at the next flush) is added once; the lists add what
+// is not written yet; a revoked share is not brought back as a stub.
 func TestCountOpens(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -199,33 +200,46 @@ func TestCountOpens(t *testing.T) {
 		t.Errorf("after one more open: %d, first %v, last %v; want %d, %v, %v", got.Opens, got.FirstOpenedAt, got.LastOpenedAt, n+1, opened, later)
 	}
 
-	// RecordOpen adds: two processes flushing at once lose nothing.
-	for range 2 {
-		wg.Go(func() {
-			if err := s.RecordOpen(ctx, sh.Token, 3, later, later); err != nil {
-				t.Errorf("RecordOpen = %v", err)
-			}
-		})
+	// RecordOpen adds each batch once, atomically.
+	for _, id := range []string{"b1", "b2", "b2"} {
+		if err := s.RecordOpen(ctx, sh.Token, id, 3, later, later); err != nil {
+			t.Errorf("RecordOpen(%s) = %v", id, err)
+		}
 	}
-	wg.Wait()
 	if got := stored(); got.Opens != n+7 {
-		t.Errorf("after two concurrent writes of 3: %d, want %d", got.Opens, n+7)
+		t.Errorf("after batches b1, b2 and b2 again of 3: %d, want %d", got.Opens, n+7)
 	}
 
-	// A write that fails keeps its count for the next flush.
+	// A lost answer the SDK sends again, and a failed write the next flush
+	// sends again, are each added once; the list counts them meanwhile.
 	f := &apptest.Faults{}
 	faulty := share.NewStore(dynamodb.New(db.Options(), f.DynamoOption()), tables.Shares.Name, time.Now)
+	faulty.CountOpen(sh.Token, later)
+	f.LoseAnswerOnce("UpdateItem", tables.Shares.Name)
+	if err := faulty.FlushOpens(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(); got.Opens != n+8 {
+		t.Errorf("after a lost answer: %d, want %d", got.Opens, n+8)
+	}
+	faulty.CountOpen(sh.Token, later)
 	faulty.CountOpen(sh.Token, later)
 	f.Fail("UpdateItem", tables.Shares.Name, 0)
 	if err := faulty.FlushOpens(ctx); !errors.Is(err, apptest.ErrInjected) {
 		t.Errorf("FlushOpens with UpdateItem failing = %v, want ErrInjected", err)
 	}
-	f.Clear()
-	if err := faulty.FlushOpens(ctx); err != nil {
-		t.Fatal(err)
+	faulty.CountOpen(sh.Token, later)
+	if list, err := faulty.ListByOwner(ctx, sh.OwnerID); err != nil || len(list) != 1 || list[0].Opens != n+11 {
+		t.Errorf("the list while 3 opens are unwritten: %+v, %v; want %d opens", list, err, n+11)
 	}
-	if got := stored(); got.Opens != n+8 {
-		t.Errorf("after the failed write's retry: %d, want %d", got.Opens, n+8)
+	f.Clear()
+	for range 2 { // the failed batch as it was, then the open counted since
+		if err := faulty.FlushOpens(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := stored(); got.Opens != n+11 {
+		t.Errorf("after the failed write's retry: %d, want %d", got.Opens, n+11)
 	}
 
 	// A revoked share is not brought back as a stub by a late open.
@@ -236,7 +250,7 @@ func TestCountOpens(t *testing.T) {
 	if err := s.FlushOpens(ctx); err != nil {
 		t.Errorf("FlushOpens of a revoked share's open = %v, want nil (dropped)", err)
 	}
-	if err := s.RecordOpen(ctx, sh.Token, 1, later, later); !errors.Is(err, share.ErrNotFound) {
+	if err := s.RecordOpen(ctx, sh.Token, "b9", 1, later, later); !errors.Is(err, share.ErrNotFound) {
 		t.Errorf("RecordOpen after revoke = %v, want ErrNotFound", err)
 	}
 	if item := rawItem(t, db, tables.Shares.Name, sh.Token); len(item) != 0 {
