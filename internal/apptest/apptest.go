@@ -199,9 +199,15 @@ func (a *App) Client() *Client { return NewClient(a.t, a.URL) }
 // running at base, e.g. "http://127.0.0.1:8080".
 func NewClient(t testing.TB, base string) *Client {
 	jar, _ := cookiejar.New(nil)
+	// A transport of its own: every httptest.Server's Close closes the
+	// idle connections of http.DefaultTransport, and a parallel test's
+	// request that had just taken one of them would fail.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
 	return &Client{
 		HTTP: &http.Client{
-			Jar: jar,
+			Transport: tr,
+			Jar:       jar,
 			// Generous: photo uploads under the race detector on a busy
 			// 2-core machine take seconds each.
 			Timeout:       3 * time.Minute,

@@ -176,7 +176,7 @@ func TestAbortIsNotA500(t *testing.T) {
 	}))))
 	srv.Config.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)
 	defer srv.Close()
-	resp, err := http.Get(srv.URL)
+	resp, err := srv.Client().Get(srv.URL)
 	if err == nil {
 		_, err = io.ReadAll(resp.Body)
 		resp.Body.Close()
