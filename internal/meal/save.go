@@ -305,8 +305,9 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		// and the meal is neither doubled nor brought back. The undo is a
 		// delete of what this request just wrote, past a cancelled request
 		// too.
+		// ("Not found" there is an attempt of this undo that went through.)
 		bg := context.WithoutCancel(ctx)
-		if derr := w.rows.DeleteVersion(bg, &moved); derr != nil {
+		if derr := w.rows.DeleteVersion(bg, &moved); derr != nil && !errors.Is(derr, ErrNotFound) {
 			w.log.Error("moved meal not undone", "user_id", cur.UserID, "err", derr)
 		} else if moved.HasPhoto() {
 			w.drop(bg, cur.UserID, moved.PhotoKeys())
