@@ -122,6 +122,7 @@ var kindLabels = map[Kind][2]string{
 	PhotosWithoutUser: {"Photos whose user is gone", "Delete these photos"},
 	PhotosWithoutMeal: {"Photos no meal points to", "Delete these photos"},
 	MissingPhotos:     {"Meals whose photo is missing or of another version", "Remove the photo from these meals"},
+	ForeignObjects:    {"Objects no user of ndiro could own (written outside it; remove them in the bucket if unwanted)", ""},
 }
 
 // Monitor shows the monitor page, starting a count in the background if
@@ -174,8 +175,12 @@ func (h *Handler) Check(w http.ResponseWriter, r *http.Request) error {
 // Clean repairs one kind of orphan the last check found.
 func (h *Handler) Clean(w http.ResponseWriter, r *http.Request) error {
 	kind := Kind(chi.URLParam(r, "kind"))
-	if _, ok := kindLabels[kind]; !ok {
+	labels, ok := kindLabels[kind]
+	if !ok {
 		return web.NotFound("There is no such kind of orphan.")
+	}
+	if labels[1] == "" {
+		return web.Errorf(http.StatusConflict, "Not ndiro's to delete", "These objects were written outside ndiro; remove them in the bucket if they are not wanted.")
 	}
 	switch err := h.monitor.StartClean(kind); {
 	case errors.Is(err, ErrBusy):

@@ -134,6 +134,10 @@ func TestOrphans(t *testing.T) {
 	putMeals(t, app, mealRow(keep, "2026-09-05", "120000-eeeeee", "9"), mealRow(keep, "2026-09-06", "130000-ffffff", "10"))
 	putObject(t, app, photo.Key(keep, "2026-09-06", "130000-ffffff", photo.SizeDisplay), "11")
 	putObject(t, app, photo.Key(keep, "2026-09-06", "130000-ffffff", photo.SizeThumb), "10")
+	// 5. An object no user ID makes, written outside ndiro: reported at
+	// once, never cleaned up.
+	foreign := "users/a%b/meals/2026-09-01/123000-abcdef.jpg"
+	putObject(t, app, foreign, "0")
 	// Never orphans: a short-lived upload.
 	putObject(t, app, photo.PendingPrefix(keep)+"tok.jpg", "0")
 
@@ -149,19 +153,31 @@ func TestOrphans(t *testing.T) {
 	}
 	// Everything planted is new: within the grace period, nothing but the
 	// rows whose user is gone and the meals counts as an orphan.
-	if d := cmp.Diff(map[string]string{"meals-without-user": "2", "photos-without-user": "0", "photos-without-meal": "0", "missing-photos": "2"}, found(t, check())); d != "" {
+	if d := cmp.Diff(map[string]string{"meals-without-user": "2", "photos-without-user": "0", "photos-without-meal": "0", "missing-photos": "2", "foreign-objects": "1"}, found(t, check())); d != "" {
 		t.Errorf("findings within the grace period (-want +got):\n%s", d)
 	}
 	app.Clock.Advance(2 * admin.Grace)
 	page := check()
-	if d := cmp.Diff(map[string]string{"meals-without-user": "2", "photos-without-user": "1", "photos-without-meal": "3", "missing-photos": "2"}, found(t, page)); d != "" {
+	if d := cmp.Diff(map[string]string{"meals-without-user": "2", "photos-without-user": "1", "photos-without-meal": "3", "missing-photos": "2", "foreign-objects": "1"}, found(t, page)); d != "" {
 		t.Fatalf("findings (-want +got):\n%s", d)
+	}
+	if sample := page.Text("#kind-foreign-objects code"); sample != foreign {
+		t.Errorf("sample of foreign objects = %q, want %q", sample, foreign)
+	}
+	if page.Doc().Find("#kind-foreign-objects form").Length() != 0 {
+		t.Error("foreign objects are offered a clean-up")
+	}
+	if r := c.PostForm("/admin/monitor/clean/foreign-objects", nil); r.StatusCode != http.StatusConflict {
+		t.Errorf("clean foreign-objects = %d, want 409", r.StatusCode)
 	}
 	if sample := page.Text("#kind-photos-without-user code"); sample != photo.Key(ghost, "2026-09-02", "090000-bbbbbb", photo.SizeDisplay) {
 		t.Errorf("sample of photos without user = %q", sample)
 	}
 
 	for _, k := range admin.Kinds {
+		if k == admin.ForeignObjects {
+			continue
+		}
 		if r := c.PostForm("/admin/monitor/clean/"+string(k), nil); r.StatusCode != http.StatusSeeOther {
 			t.Fatalf("clean %s = %d", k, r.StatusCode)
 		}
@@ -174,7 +190,7 @@ func TestOrphans(t *testing.T) {
 	if ms, _ := app.Meals.All(t.Context(), ghost); len(ms) != 0 {
 		t.Errorf("ghost meals left: %d", len(ms))
 	}
-	want := append(append([]string{}, goodKeys...), photo.Key(keep, "2026-09-06", "130000-ffffff", photo.SizeDisplay), photo.Key(keep, "2026-09-06", "130000-ffffff", photo.SizeThumb))
+	want := append(append([]string{}, goodKeys...), photo.Key(keep, "2026-09-06", "130000-ffffff", photo.SizeDisplay), photo.Key(keep, "2026-09-06", "130000-ffffff", photo.SizeThumb), foreign)
 	sort.Strings(want)
 	if d := cmp.Diff(want, keys(t, app, "users/")); d != "" {
 		t.Errorf("objects after clean-up (-want +got):\n%s", d)
@@ -197,7 +213,7 @@ func TestOrphans(t *testing.T) {
 	}
 	// The objects left of the version-mismatched meal are photos without a
 	// meal now; a second check finds exactly them.
-	if d := cmp.Diff(map[string]string{"meals-without-user": "0", "photos-without-user": "0", "photos-without-meal": "2", "missing-photos": "0"}, found(t, check())); d != "" {
+	if d := cmp.Diff(map[string]string{"meals-without-user": "0", "photos-without-user": "0", "photos-without-meal": "2", "missing-photos": "0", "foreign-objects": "1"}, found(t, check())); d != "" {
 		t.Errorf("findings after clean-up (-want +got):\n%s", d)
 	}
 }

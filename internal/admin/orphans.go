@@ -28,10 +28,14 @@ const (
 	// MissingPhotos: meals whose photo_v names an object that is missing
 	// or carries another version.
 	MissingPhotos Kind = "missing-photos"
+	// ForeignObjects: objects under users/ whose key no user ID makes
+	// (photo.OwnerOfKey): written outside ndiro. Reported, never cleaned
+	// up here: no owner's delete may touch them.
+	ForeignObjects Kind = "foreign-objects"
 )
 
 // Kinds lists every Kind in page order.
-var Kinds = []Kind{MealsWithoutUser, PhotosWithoutUser, PhotosWithoutMeal, MissingPhotos}
+var Kinds = []Kind{MealsWithoutUser, PhotosWithoutUser, PhotosWithoutMeal, MissingPhotos, ForeignObjects}
 
 // Grace is how old an object or a meal's last change must be before the
 // check calls it an orphan: an upload puts its objects before its meal
@@ -110,6 +114,9 @@ func (m *Monitor) StartCheck() error {
 // background, each checked again first, or returns ErrBusy. Repairing
 // deletes orphan rows and objects, and clears a dangling photo_v.
 func (m *Monitor) StartClean(kind Kind) error {
+	if kind == ForeignObjects {
+		return fmt.Errorf("admin: %s are not ndiro's to clean up", kind)
+	}
 	m.mu.Lock()
 	rep := m.orphans.report
 	m.mu.Unlock()
@@ -247,8 +254,7 @@ func (m *Monitor) check(ctx context.Context) (*Report, error) {
 		}
 		switch {
 		case !known:
-			// No user ID makes this key (written outside ndiro): no
-			// owner's clean-up may delete it, so it is not counted.
+			add(ForeignObjects, orphan{key: o.Key}, o.Key)
 		case !settled(o.Modified):
 		case !users[owner]:
 			add(PhotosWithoutUser, orphan{userID: owner, key: o.Key}, o.Key)
