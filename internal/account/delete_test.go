@@ -441,8 +441,13 @@ func TestDeleteNeedsTheEmail(t *testing.T) {
 		c    *apptest.Client
 		want string
 	}{{w.victim, "signing in again needs a new invite"}, {w.admin, "signing in again starts a new, empty account"}} {
-		if got := tc.c.Get("/account/delete").Doc().Find("#what li").Last().Text(); !strings.Contains(got, tc.want) {
+		items := tc.c.Get("/account/delete").Doc().Find("#what li")
+		if got := items.Last().Text(); !strings.Contains(got, tc.want) {
 			t.Errorf("the page says %q, want %q", got, tc.want)
+		}
+		// An address in ADMIN_EMAILS signed up without an invite.
+		if got, listed := items.Eq(2).Text(), tc.c == w.admin; strings.Contains(got, "signed up with") == listed {
+			t.Errorf("the invites item says %q (listed in ADMIN_EMAILS: %v)", got, listed)
 		}
 	}
 	for _, typed := range []string{"", "someone@example.com", "victim@example"} {

@@ -139,7 +139,7 @@ func nameProblem(name string) string {
 	if len(what) == 0 { // CleanName refuses nothing else
 		what = append(what, "could not be read")
 	}
-	return "A name " + strings.Join(what, " and ") + "; it is shown below as it can be saved."
+	return "A name " + strings.Join(what, " and ") + "; the field holds it as it can be saved."
 }
 
 // Name saves the display name that heads the owner's share links. Empty

@@ -74,7 +74,7 @@ func TestDisplayNameBadInput(t *testing.T) {
 	app := apptest.New(t)
 	c := app.Client()
 	c.SignInNamed(admin, "Ana Lima")
-	const shown = "; it is shown below as it can be saved."
+	const shown = "; the field holds it as it can be saved."
 	for _, tc := range []struct{ name, value, msg, shown string }{
 		{"too long", strings.Repeat("a", 10_000), "A name may have at most 80 characters" + shown, strings.Repeat("a", user.MaxNameLen)},
 		{"line break", "Ana\nLima", "A name may not hold a line break (nor line breaks, control or invisible formatting characters)" + shown, "AnaLima"},

@@ -268,9 +268,9 @@ func checkNotes(notes string) (msg, shown string) {
 	r, bad := text.Refused(notes, true)
 	switch {
 	case !utf8.ValidString(notes):
-		msg = "Notes contained bytes that are not text; they were taken out below. Check the notes and save again."
+		msg = "Notes contained bytes that are not text; they were taken out of the field. Check the notes and save again."
 	case bad:
-		msg = fmt.Sprintf("Notes may not contain %s: only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", text.Name(r))
+		msg = fmt.Sprintf("Notes may not contain %s: only letters, line breaks, tabs and other visible text. Every such character was taken out of the field; check the notes and save again.", text.Name(r))
 	case n > MaxNotes:
 		msg = fmt.Sprintf("Notes may be at most %d characters; these are %d. Below are the first %d; shorten them and save again.", MaxNotes, n, MaxNotes)
 	default:

@@ -233,17 +233,17 @@ func TestNotesRefused(t *testing.T) {
 		{"one character over", long + "x",
 			"Notes may be at most 2000 characters; these are 2001. Below are the first 2000; shorten them and save again.", long},
 		{"right-to-left override", "soup \u202Etxt.exe",
-			"Notes may not contain the text-direction character U+202E (right-to-left override): only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", "soup txt.exe"},
+			"Notes may not contain the text-direction character U+202E (right-to-left override): only letters, line breaks, tabs and other visible text. Every such character was taken out of the field; check the notes and save again.", "soup txt.exe"},
 		{"left-to-right isolate", "a\u2066b\u2069c",
-			"Notes may not contain the text-direction character U+2066 (left-to-right isolate): only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", "abc"},
+			"Notes may not contain the text-direction character U+2066 (left-to-right isolate): only letters, line breaks, tabs and other visible text. Every such character was taken out of the field; check the notes and save again.", "abc"},
 		{"bell", "ding\a dong",
-			"Notes may not contain the control character U+0007: only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", "ding dong"},
+			"Notes may not contain the control character U+0007: only letters, line breaks, tabs and other visible text. Every such character was taken out of the field; check the notes and save again.", "ding dong"},
 		{"escape sequence", "\x1b[31mred",
-			"Notes may not contain the control character U+001B: only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", "[31mred"},
+			"Notes may not contain the control character U+001B: only letters, line breaks, tabs and other visible text. Every such character was taken out of the field; check the notes and save again.", "[31mred"},
 		{"NUL", "a\x00b",
-			"Notes may not contain the control character U+0000: only letters, line breaks, tabs and other visible text. Every such character was taken out below; check the notes and save again.", "ab"},
+			"Notes may not contain the control character U+0000: only letters, line breaks, tabs and other visible text. Every such character was taken out of the field; check the notes and save again.", "ab"},
 		{"not UTF-8", "caf\xe9 au lait",
-			"Notes contained bytes that are not text; they were taken out below. Check the notes and save again.", "caf au lait"},
+			"Notes contained bytes that are not text; they were taken out of the field. Check the notes and save again.", "caf au lait"},
 	} {
 		for _, path := range []string{"/meals", editPath} {
 			t.Run(tc.name+" "+path, func(t *testing.T) {

@@ -54,11 +54,11 @@ func (f *Form) Parse(ownerID string, now time.Time) (sh Share, ok bool) {
 	case label == "":
 		f.Errors["label"] = "Give the link a label, such as who it is for."
 	case !utf8.ValidString(label):
-		f.Errors["label"] = "The label contained bytes that are not text; they were taken out below. Check the label and save again."
+		f.Errors["label"] = "The label contained bytes that are not text; they were taken out of the field. Check the label and save again."
 	case utf8.RuneCountInString(label) > MaxLabel:
 		f.Errors["label"] = fmt.Sprintf("A label may have at most %d characters.", MaxLabel)
 	case refused:
-		f.Errors["label"] = fmt.Sprintf("A label may not hold %s (nor line breaks, control or invisible formatting characters); they were taken out below.", text.Name(bad))
+		f.Errors["label"] = fmt.Sprintf("A label may not hold %s (nor line breaks, control or invisible formatting characters); the field holds the label without them.", text.Name(bad))
 	}
 	if f.Errors["label"] != "" {
 		// Shown again cleaned and cut to the limit, never echoed whole.

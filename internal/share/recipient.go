@@ -202,6 +202,13 @@ func outside(sh *Share, d meal.Date) error {
 		Msg: fmt.Sprintf("This link shows %s; %s is not part of it.", sh.RangeText(), d.Time().Format("2 Jan 2006"))})
 }
 
+// noPhoto is errNoPhoto under a share that opened, leading back to it (a
+// thumbnail links straight to its photo, which may be gone by the click).
+func noPhoto(sh *Share) error {
+	e := *errNoPhoto
+	return backTo(sh, &e)
+}
+
 // backTo makes e, a refusal under a share that opened, lead back to the
 // share's first page: its recipient has no account, so the usual way on
 // (the start page) would only offer them a sign-in.
@@ -394,11 +401,11 @@ func (h *Handler) Photo(w http.ResponseWriter, r *http.Request) error {
 	_, idErr := meal.ParseID(id)
 	size, sizeOK := photo.ParseSize(r.URL.Query().Get("size"))
 	if err != nil || idErr != nil || !sizeOK || !sh.Contains(d) {
-		return errNoPhoto
+		return noPhoto(sh)
 	}
 	err = h.photos.Serve(w, r, sh.OwnerID, photo.Key(sh.OwnerID, d.String(), id, size), r.URL.Query().Get("v"), photo.RecipientCacheControl)
 	if photo.IsNotFound(err) {
-		return errNoPhoto
+		return noPhoto(sh)
 	}
 	return err
 }

@@ -679,6 +679,7 @@ func TestRecipientRefusalsLeadBack(t *testing.T) {
 		{"/s/" + w.valid + "?from=bad", http.StatusBadRequest, "/s/" + w.valid},
 		{"/s/" + w.valid + "/week?start=2027-05-01", http.StatusNotFound, "/s/" + w.valid},
 		{"/s/" + w.valid + "/week?start=tomorrow", http.StatusBadRequest, "/s/" + w.valid},
+		{"/s/" + w.valid + "/photo/2026-09-02/235959-abcdef?v=000000000000", http.StatusNotFound, "/s/" + w.valid},
 		{"/s/" + w.unknown, http.StatusNotFound, "/"},
 	} {
 		resp := anon.Get(tc.path)
