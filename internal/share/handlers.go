@@ -101,7 +101,8 @@ type ownerRow struct {
 	Link  string
 	QRURL string
 	State State
-	// Until is when the link stops: "never", or a time in the owner's zone.
+	// Until is when the link stops: "never", or a time in the owner's zone,
+	// named ("30 Dec 2026 11:34 CET").
 	Until string
 	// FirstOpened and LastOpened are in the owner's zone; "" if never.
 	FirstOpened string
@@ -134,7 +135,7 @@ func (h *Handler) renderList(w http.ResponseWriter, r *http.Request, status int,
 		if t == nil {
 			return ""
 		}
-		return t.In(loc).Format("2 Jan 2006 15:04")
+		return t.In(loc).Format("2 Jan 2006 15:04 MST") // the zone named: recipients and admins read UTC
 	}
 	rows := make([]ownerRow, len(all))
 	for i, sh := range all {

@@ -81,14 +81,20 @@ func TestShareFlow(t *testing.T) {
 	if got := row.Find(".open-count").Text(); got != "1" {
 		t.Errorf("open count on the owner's list = %q, want 1 (photos do not count)", got)
 	}
-	if row.Find(".first-opened").Text() == "" || row.Find(".last-opened").Text() == "" {
-		t.Error("first and last opened are not shown")
-	}
 	if err := app.Shares.FlushOpens(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	sh, err := app.Shares.Get(context.Background(), tok)
 	if err != nil || sh.Opens != 1 {
-		t.Errorf("stored opens = %v, %v; want 1", sh, err)
+		t.Fatalf("stored opens = %v, %v; want 1", sh, err)
+	}
+	// In the owner's zone, named: the recipient's page and the admin
+	// lists say UTC.
+	u, err := app.Users.Get(context.Background(), localenv.Subject(ownerEmail))
+	if err != nil || sh.FirstOpenedAt == nil {
+		t.Fatalf("owner %v, %v; first opened %v", u, err, sh.FirstOpenedAt)
+	}
+	if want := sh.FirstOpenedAt.In(u.Location()).Format("2 Jan 2006 15:04 MST"); row.Find(".first-opened").Text() != want || row.Find(".last-opened").Text() != want {
+		t.Errorf("first and last opened = %q, %q; want %q", row.Find(".first-opened").Text(), row.Find(".last-opened").Text(), want)
 	}
 }
