@@ -129,6 +129,9 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	if err != nil {
 		return nil, err
 	}
+	st.NotFound = pages.Handle(func(http.ResponseWriter, *http.Request) error {
+		return web.NotFound("There is no such file.")
+	})
 	pages.SecureCookies(cfg.Mode != config.ModeLocal)
 
 	sessions := scs.New()

@@ -130,3 +130,14 @@ func TestCompression(t *testing.T) {
 		t.Errorf("Range request = %d, Content-Encoding %q, %d bytes; want 206, none, 10", r.StatusCode, r.Header.Get("Content-Encoding"), len(r.Body))
 	}
 }
+
+// TestStaticNotFound: an unknown static file gets the app's error page,
+// not Go's plain-text 404.
+func TestStaticNotFound(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	r := app.Client().Get("/static/nope.css")
+	if r.StatusCode != http.StatusNotFound || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || r.Text("main p") != "There is no such file." {
+		t.Errorf("GET /static/nope.css = %d %q, %q; want 404 with the error page", r.StatusCode, r.Header.Get("Content-Type"), r.Text("main p"))
+	}
+}

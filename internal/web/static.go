@@ -17,6 +17,9 @@ import (
 type Static struct {
 	files map[string][]byte
 	sums  map[string]string
+	// NotFound answers a name that is no static file; nil is
+	// http.NotFound. The server sets its error page.
+	NotFound http.HandlerFunc
 }
 
 // contentTypes are the types of static files Go's mime table may not
@@ -79,6 +82,10 @@ func (s *Static) File(name string) http.HandlerFunc {
 func (s *Static) serve(w http.ResponseWriter, r *http.Request, name string) {
 	b, ok := s.files[name]
 	if !ok {
+		if s.NotFound != nil {
+			s.NotFound(w, r)
+			return
+		}
 		http.NotFound(w, r)
 		return
 	}
