@@ -182,15 +182,23 @@ func TestQRCode(t *testing.T) {
 		t.Error("QR SVG holds a script or a link")
 	}
 	// Read the modules back from the path and compare with the code of
-	// the link, built independently.
-	q, err := qrcode.NewWith(app.URL+"/s/"+tok, qrcode.WithErrorCorrectionLevel(qrcode.ErrorCorrectionMedium))
-	if err != nil {
-		t.Fatal(err)
+	// the link, built independently. The library scores its 8 masks in
+	// goroutines and breaks a tie by which finishes first, so a code
+	// with two best masks comes out either way: build it until one
+	// matches.
+	build := func() bitmap {
+		t.Helper()
+		q, err := qrcode.NewWith(app.URL+"/s/"+tok, qrcode.WithErrorCorrectionLevel(qrcode.ErrorCorrectionMedium))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bitmap
+		if err := q.Save(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
-	var want bitmap
-	if err := q.Save(&want); err != nil {
-		t.Fatal(err)
-	}
+	want := build()
 	n := len(want.bits) + 8
 	if svg.ViewBox != fmt.Sprintf("0 0 %d %d", n, n) {
 		t.Errorf("viewBox = %q, want a %d-module square with a 4-module quiet zone", svg.ViewBox, n)
@@ -206,6 +214,12 @@ func TestQRCode(t *testing.T) {
 		for i := range run {
 			got[y-4][x-4+i] = true
 		}
+	}
+	for range 200 {
+		if cmp.Equal(want.bits, got) {
+			break
+		}
+		want = build()
 	}
 	if d := cmp.Diff(want.bits, got); d != "" {
 		t.Errorf("QR modules differ from the link's code (-want +got):\n%s", d)
