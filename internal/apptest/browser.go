@@ -55,3 +55,15 @@ func Browser(t testing.TB, width, height int, timeout time.Duration, extra ...ch
 	t.Cleanup(cancel3)
 	return ctx
 }
+
+// BrowserSignIn signs the browser in as email through the local sign-in
+// page and waits for the page it lands on.
+func (a *App) BrowserSignIn(email string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate(a.URL+"/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), email),
+		chromedp.Submit(chromedp.CSS(`#email`)),
+		chromedp.WaitVisible(chromedp.CSS(`main h1`)),
+	)
+}

@@ -41,11 +41,7 @@ func TestBrowserPhotoCaching(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(app.URL+"/login"),
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), admin),
-		chromedp.Submit(chromedp.CSS(`#email`)),
-		chromedp.WaitVisible(chromedp.CSS(`#empty`)),
+		app.BrowserSignIn(admin),
 		chromedp.Navigate(app.URL+"/meals/new"),
 		chromedp.WaitReady(chromedp.CSS(`#photo`)),
 		chromedp.SetUploadFiles(chromedp.CSS(`#photo`), []string{photoFile}),
@@ -143,11 +139,7 @@ func TestBrowserWideGamut(t *testing.T) {
 
 	file := filepath.Join(apptest.PhotosDir(t), "wide-gamut-p3.jpg")
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(app.URL+"/login"),
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), admin),
-		chromedp.Submit(chromedp.CSS(`#email`)),
-		chromedp.WaitVisible(chromedp.CSS(`#empty`)),
+		app.BrowserSignIn(admin),
 		chromedp.Navigate(app.URL+"/meals/new"),
 		chromedp.WaitReady(chromedp.CSS(`#photo`)),
 		chromedp.SetUploadFiles(chromedp.CSS(`#photo`), []string{file}),

@@ -61,11 +61,7 @@ func browse(t *testing.T, js bool) (*apptest.App, context.Context, *posts) {
 		}
 	}
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(app.URL+"/login"),
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), admin),
-		chromedp.Submit(chromedp.CSS(`#email`)),
-		chromedp.WaitVisible(chromedp.CSS(`#empty`)),
+		app.BrowserSignIn(admin),
 	)
 	if err != nil {
 		t.Fatalf("sign in: %v", err)

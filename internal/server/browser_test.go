@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,19 +27,6 @@ import (
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
 )
-
-// chromiumPath finds Debian's Chromium, or skips the test saying how to get
-// it.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("Chromium not found; install it with: apt-get install -y chromium")
-	return ""
-}
 
 // traffic records every response the app sends: its path and its size on
 // the wire (status line, headers and body), for the byte budget of a
@@ -296,32 +282,10 @@ const pageChecks = `(() => {
 	return out;
 })()`
 
-// browser starts headless Chromium for t and returns a tab's context.
+// browser starts headless Chromium for t (1280×800, no scrollbars, so
+// widths measure the page) and returns a tab's context.
 func browser(t *testing.T) context.Context {
-	t.Helper()
-	bin := chromiumPath(t)
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(bin),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.WindowSize(1280, 800),
-	)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
+	return apptest.Browser(t, 1280, 800, 3*time.Minute, chromedp.Flag("hide-scrollbars", true))
 }
 
 // phone and desktop are the two viewports: a 390×844 phone (touch, 3×
@@ -362,14 +326,7 @@ func screenshots(t *testing.T) (dir string, fullPages bool) {
 // page and waits for the diary.
 func signInBrowser(t *testing.T, ctx context.Context, app *apptest.App, email string) {
 	t.Helper()
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(app.URL+"/login"),
-		chromedp.WaitVisible(chromedp.CSS(`#email`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), email),
-		chromedp.Submit(chromedp.CSS(`#email`)),
-		chromedp.WaitVisible(chromedp.CSS(`main h1`)),
-	)
-	if err != nil {
+	if err := chromedp.Do(ctx, app.BrowserSignIn(email)); err != nil {
 		t.Fatalf("sign in as %s: %v", email, err)
 	}
 }
