@@ -122,3 +122,20 @@ func IsConditionFailed(err error) bool {
 	var cf *types.ConditionalCheckFailedException
 	return errors.As(err, &cf)
 }
+
+// RefusedItem returns the item a conditional write was refused over (err
+// is its ConditionalCheckFailedException): the ALL_OLD item the refusal
+// carries when the write asked for it (ReturnValuesOnConditionCheckFailure)
+// and the backend sent it, else the item read now, consistently, at key in
+// table. No item (nil) means there is none; the read's error is returned.
+func RefusedItem(ctx context.Context, db *dynamodb.Client, table string, key map[string]types.AttributeValue, err error) (map[string]types.AttributeValue, error) {
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) && len(cf.Item) > 0 {
+		return cf.Item, nil
+	}
+	out, gerr := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
+	if gerr != nil {
+		return nil, gerr
+	}
+	return out.Item, nil
+}

@@ -169,22 +169,20 @@ func (s *Store) Update(ctx context.Context, m *Meal) error {
 		m.Version = read
 	}
 	if dynamo.IsConditionFailed(err) {
-		if mine, _ := s.holds(ctx, m.UserID, m.SK, err, item); mine {
-			m.Version = read + 1
-			return nil // this very write, sent again by the SDK after its answer was lost
-		}
-		var cf *types.ConditionalCheckFailedException
-		if errors.As(err, &cf) && len(cf.Item) > 0 {
-			return fmt.Errorf("meal: update: %w", ErrConflict)
-		}
-		_, gerr := s.Get(ctx, m.UserID, mustDate(m.Date), m.ID)
+		// This very write sent again by the SDK after its answer was lost,
+		// changed by another writer, or gone: the row refused over says
+		// which.
+		got, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(m.UserID, m.SK), err)
 		switch {
-		case gerr == nil:
+		case gerr != nil:
+			return fmt.Errorf("meal: update: %w", gerr)
+		case dynamo.SameItem(got, item):
+			m.Version = read + 1
+			return nil
+		case len(got) > 0:
 			return fmt.Errorf("meal: update: %w", ErrConflict)
-		case errors.Is(gerr, ErrNotFound):
-			return fmt.Errorf("meal: update: %w", ErrNotFound)
 		}
-		return fmt.Errorf("meal: update: %w", gerr)
+		return fmt.Errorf("meal: update: %w", ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("meal: update: %w", err)
@@ -202,15 +200,11 @@ func (s *Store) Update(ctx context.Context, m *Meal) error {
 // same change at the same nanosecond, and then it is as good as this one
 // (a test clock that stands still makes that likelier).
 func (s *Store) holds(ctx context.Context, userID, sk string, refusal error, item map[string]types.AttributeValue) (bool, error) {
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(refusal, &cf) && len(cf.Item) > 0 {
-		return dynamo.SameItem(cf.Item, item), nil
-	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(userID, sk), ConsistentRead: aws.Bool(true)})
+	got, err := dynamo.RefusedItem(ctx, s.db, s.table, key(userID, sk), refusal)
 	if err != nil {
 		return false, err
 	}
-	return dynamo.SameItem(out.Item, item), nil
+	return dynamo.SameItem(got, item), nil
 }
 
 func mustDate(s string) Date {
@@ -250,17 +244,12 @@ func (s *Store) deleteVersion(ctx context.Context, m *Meal, optFns ...func(*dyna
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}, optFns...)
 	if dynamo.IsConditionFailed(err) {
-		// Changed or gone: the refusal's ALL_OLD item says which, or, from
-		// a backend that leaves it out, a consistent read.
-		var cf *types.ConditionalCheckFailedException
-		if errors.As(err, &cf) && len(cf.Item) > 0 {
-			return fmt.Errorf("meal: delete version: %w", ErrConflict)
-		}
-		out, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(m.UserID, m.SK), ConsistentRead: aws.Bool(true)})
+		// Changed or gone: the row refused over says which.
+		got, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(m.UserID, m.SK), err)
 		switch {
 		case gerr != nil:
 			return fmt.Errorf("meal: delete version: %w", gerr)
-		case len(out.Item) > 0:
+		case len(got) > 0:
 			return fmt.Errorf("meal: delete version: %w", ErrConflict)
 		}
 		return fmt.Errorf("meal: delete version: %w", ErrNotFound)

@@ -2,7 +2,6 @@ package share
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -182,16 +181,9 @@ func (s *Store) RecordOpen(ctx context.Context, tok, id string, n int64, first, 
 	})
 	if dynamo.IsConditionFailed(err) {
 		// Gone, or this batch written already: which, the row says.
-		var cf *types.ConditionalCheckFailedException
-		item := map[string]types.AttributeValue(nil)
-		if errors.As(err, &cf) && len(cf.Item) > 0 {
-			item = cf.Item
-		} else {
-			out, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(tok), ConsistentRead: aws.Bool(true)})
-			if gerr != nil {
-				return fmt.Errorf("share: record open: %w", gerr)
-			}
-			item = out.Item
+		item, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(tok), err)
+		if gerr != nil {
+			return fmt.Errorf("share: record open: %w", gerr)
 		}
 		if len(item) == 0 {
 			return fmt.Errorf("share: record open: %w", ErrNotFound)
