@@ -92,3 +92,22 @@ func TestSweepPendingSkipsForeignKeys(t *testing.T) {
 		t.Errorf("left under pending/: %d objects, want only %s", len(out.Contents), foreign)
 	}
 }
+
+// TestPendingAnyUserID: a kept upload of a user whose ID holds '/' or
+// ".." is found again, as any other.
+func TestPendingAnyUserID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env, _ := apptest.Local(t)
+	store := photo.NewStore(env.S3, "test-photos")
+	for _, id := range []string{"a/b", "..", `a\b`} {
+		tok, err := store.KeepPending(ctx, id, &photo.Processed{Display: []byte("d"), Thumb: []byte("t"), Width: 4, Height: 3, ThumbWidth: 2, ThumbHeight: 1})
+		if err != nil {
+			t.Fatalf("KeepPending(%q): %v", id, err)
+		}
+		p, err := store.LookPending(ctx, id, tok, time.Now())
+		if err != nil || p.Width != 4 || p.ThumbHeight != 1 {
+			t.Errorf("LookPending(%q) = %+v, %v; want the kept sizes", id, p, err)
+		}
+	}
+}

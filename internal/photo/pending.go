@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -88,7 +87,7 @@ type Pending struct {
 // LookPending returns the pending upload tok of userID, or ErrPendingGone
 // if it is missing, malformed or older than PendingTTL at now.
 func (s *Store) LookPending(ctx context.Context, userID, tok string, now time.Time) (*Pending, error) {
-	if !token.Valid(tok) || userID == "" || strings.ContainsAny(userID, "/\\") {
+	if !token.Valid(tok) || userID == "" {
 		return nil, ErrPendingGone
 	}
 	var p *Pending
