@@ -71,7 +71,7 @@ func (h *Handler) Detail(w http.ResponseWriter, r *http.Request) error {
 		Meal:       m,
 		Heading:    capitalise(string(m.Kind)),
 		When:       m.DateTime().Format("Monday 2 January 2006, 15:04"),
-		MonthURL:   "/meals?month=" + d.Month().String() + "#meal-" + m.ID,
+		MonthURL:   mealLink(m),
 		MonthLabel: d.Month().Time().Format("January 2006"),
 	}
 	p.Title = p.Heading + ", " + d.Time().Format("2 January 2006")

@@ -239,7 +239,7 @@ func TestDetailPage(t *testing.T) {
 	}
 
 	// From the month: the thumbnail leads here.
-	if v, _ := c.Get("/meals?month=2026-09").Doc().Find("#meal-" + lunch.ID + " a").Attr("href"); v != lunch.DetailURL() {
+	if v, _ := c.Get("/meals?month=2026-09").Doc().Find("#meal-" + lunch.ID + " a").Attr("href"); v != "/meals/2026-09-01/"+lunch.ID {
 		t.Errorf("the month's card links to %q, want %q", v, lunch.DetailURL())
 	}
 

@@ -82,7 +82,6 @@ type listPage struct {
 	Days    []gridDay
 	// Summary sums up the days shown: days logged, the average day.
 	Summary    Summary
-	Count      int
 	Prev, Next string // links to the neighbouring month or window; "" at the ends
 	PrevLabel  string
 	NextLabel  string
@@ -115,7 +114,6 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) error {
 	p := &listPage{
 		Base:    web.Base{Title: m.Time().Format("January 2006")},
 		Heading: m.Time().Format("January 2006"),
-		Count:   len(meals),
 	}
 	p.Days, p.Summary = diaryGrid(meals, false)
 	if prev := m.Prev(); prev.InRange() {
@@ -162,7 +160,6 @@ func (h *Handler) window(w http.ResponseWriter, r *http.Request, u *user.User, f
 	p := &listPage{
 		Base:     web.Base{Title: heading},
 		Heading:  heading,
-		Count:    len(meals),
 		From:     from.String(),
 		To:       to.String(),
 		IsWindow: true,
@@ -271,13 +268,11 @@ func (h *Handler) Edit(w http.ResponseWriter, r *http.Request) error {
 // editPage is the edit form for m showing f; offer "taken" proposes moving
 // the meal to its photo's capture time.
 func (h *Handler) editPage(m *Meal, f Form, offer string) *formPage {
-	p := &formPage{Form: f, Edit: true, Action: editAction(m), Version: m.Version, Meal: m}
-	if offer == "taken" && m.PhotoTaken != "" {
-		if t, err := time.Parse("2006-01-02T15:04:05", m.PhotoTaken); err == nil && farFrom(t, m.Date, m.Time) {
+	p := &formPage{Form: f, Edit: true, Action: m.DetailURL(), Version: m.Version, Meal: m}
+	if offer == "taken" {
+		if t, err := m.TakenTime(); err == nil && farFrom(t, m.Date, m.Time) {
 			p.Taken = &t
 		}
 	}
 	return p
 }
-
-func editAction(m *Meal) string { return "/meals/" + m.Date + "/" + m.ID }

@@ -165,14 +165,12 @@ func errBusy(w http.ResponseWriter) error {
 func photoMessage(err error) (string, bool) {
 	var mem *photo.MemoryError
 	if errors.As(err, &mem) {
-		msg := mem.Error()
-		return strings.ToUpper(msg[:1]) + msg[1:] + ".", true
+		return capitalise(mem.Error()) + ".", true
 	}
 	for _, e := range []error{photo.ErrEmpty, photo.ErrUnsupported, photo.ErrHEIFBrand, photo.ErrTooLarge, photo.ErrDamaged,
 		photo.ErrHEICUnavailable, photo.ErrHEICTimeout, photo.ErrHEICMemory, photo.ErrHEICFailed} {
 		if errors.Is(err, e) {
-			msg := e.Error()
-			return strings.ToUpper(msg[:1]) + msg[1:] + ".", true
+			return capitalise(e.Error()) + ".", true
 		}
 	}
 	return "", false
