@@ -46,24 +46,14 @@ func ParseDate(s string) (Date, error) {
 	}
 	y := atoi2(s[:2])*100 + atoi2(s[2:4])
 	m, d := atoi2(s[5:7]), atoi2(s[8:])
-	if y < MinYear || y > MaxYear || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+	if y < MinYear || y > MaxYear || m < 1 || m > 12 || d < 1 {
 		return Date{}, ErrBadDate
 	}
-	return Date{time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)}, nil
-}
-
-// daysIn returns the number of days of month m (1–12) of year y.
-func daysIn(y, m int) int {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
+	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	if t.Day() != d { // time.Date rolled 31 April over into May
+		return Date{}, ErrBadDate
 	}
-	return 31
+	return Date{t}, nil
 }
 
 // DateOf returns the calendar date of t in t's location.
