@@ -9,9 +9,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// ChromiumPath finds Debian's Chromium, or skips the test saying how to
+// chromiumPath finds Debian's Chromium, or skips the test saying how to
 // get it (`.ci/run` installs it).
-func ChromiumPath(t testing.TB) string {
+func chromiumPath(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -32,7 +32,7 @@ func Browser(t testing.TB, width, height int, timeout time.Duration, extra ...ch
 		t.Skip("drives a browser")
 	}
 	opts := append([]chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(ChromiumPath(t)),
+		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,

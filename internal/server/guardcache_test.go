@@ -146,14 +146,6 @@ func TestWritesReachTheNextRequest(t *testing.T) {
 			}
 		}
 	})
-	t.Run("share creation", func(t *testing.T) {
-		t.Parallel()
-		w := newCacheWorld(t)
-		tok := w.owner.CreateShare(url.Values{"label": {"y"}, "from": {"2026-09-01"}, "to": {"2026-09-01"}, "expiry": {"never"}})
-		if r := w.app.Client().Get("/s/" + tok); r.StatusCode != http.StatusOK {
-			t.Errorf("new share = %d, want 200", r.StatusCode)
-		}
-	})
 }
 
 // TestEditOutsideTheAppLapses: a users row changed behind the app's back

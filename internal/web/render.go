@@ -238,15 +238,11 @@ func (p *Pages) Handle(h func(http.ResponseWriter, *http.Request) error) http.Ha
 		if err == nil {
 			return
 		}
-		if tw.started {
-			if clientGone(r, err) {
-				p.log.Info("client went away", "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r))
-				return
-			}
-			p.log.Error("request failed after the response started", "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r), "err", err)
+		if !tw.started || clientGone(r, err) {
+			p.Error(w, r, err) // writes nothing for a client gone
 			return
 		}
-		p.Error(w, r, err)
+		p.log.Error("request failed after the response started", "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r), "err", err)
 	}
 }
 
