@@ -175,14 +175,12 @@ func (h *Handler) Check(w http.ResponseWriter, r *http.Request) error {
 // Clean repairs one kind of orphan the last check found.
 func (h *Handler) Clean(w http.ResponseWriter, r *http.Request) error {
 	kind := Kind(chi.URLParam(r, "kind"))
-	labels, ok := kindLabels[kind]
-	if !ok {
+	if _, ok := kindLabels[kind]; !ok {
 		return web.NotFound("There is no such kind of orphan.")
 	}
-	if labels[1] == "" {
-		return web.Errorf(http.StatusConflict, "Not ndiro's to delete", "These objects were written outside ndiro; remove them in the bucket if they are not wanted.")
-	}
 	switch err := h.monitor.StartClean(kind); {
+	case errors.Is(err, ErrNotOurs):
+		return web.Errorf(http.StatusConflict, "Not ndiro's to delete", "These objects were written outside ndiro; remove them in the bucket if they are not wanted.")
 	case errors.Is(err, ErrBusy):
 		web.SetFlash(w, "The orphan check is running; clean up when it has finished.")
 	case err != nil:

@@ -110,12 +110,17 @@ func (m *Monitor) StartCheck() error {
 	return m.startJob("starting", func(ctx context.Context) (*Report, error) { return m.check(ctx) })
 }
 
+// ErrNotOurs is returned by StartClean for ForeignObjects: written
+// outside ndiro, they are not its to delete.
+var ErrNotOurs = errors.New("admin: objects written outside ndiro are not cleaned up here")
+
 // StartClean repairs the orphans of kind the last check found, in the
-// background, each checked again first, or returns ErrBusy. Repairing
-// deletes orphan rows and objects, and clears a dangling photo_v.
+// background, each checked again first, or returns ErrBusy (or ErrNotOurs
+// for ForeignObjects). Repairing deletes orphan rows and objects, and
+// clears a dangling photo_v.
 func (m *Monitor) StartClean(kind Kind) error {
 	if kind == ForeignObjects {
-		return fmt.Errorf("admin: %s are not ndiro's to clean up", kind)
+		return ErrNotOurs
 	}
 	m.mu.Lock()
 	rep := m.orphans.report

@@ -691,8 +691,8 @@ func TestRecipientRefusalsLeadBack(t *testing.T) {
 }
 
 // TestOpensWrittenLater: a recipient's page writes nothing (the open is
-// counted in memory); the owner's list writes what was counted before it
-// reads, and so does the server's Close for what is left.
+// counted in memory); the owner's list adds what is not written yet, and
+// the server's Close writes it.
 func TestOpensWrittenLater(t *testing.T) {
 	t.Parallel()
 	app := apptest.New(t)

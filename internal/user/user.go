@@ -288,7 +288,7 @@ func (s *Store) MarkDeleting(ctx context.Context, id, firstStep string, now time
 	if err != nil {
 		return nil, fmt.Errorf("user: mark deleting: %w", err)
 	}
-	out, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+	out, err := s.updateItem(ctx, id, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(id),
 		UpdateExpression:          expr.Update(),
@@ -323,7 +323,7 @@ func (s *Store) SetDeletionProgress(ctx context.Context, id, step, lastErr strin
 	if err != nil {
 		return fmt.Errorf("user: deletion progress: %w", err)
 	}
-	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err = s.updateItem(ctx, id, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(id),
 		UpdateExpression:          expr.Update(),
@@ -370,7 +370,7 @@ func (s *Store) SetName(ctx context.Context, id, name string) error {
 // (ErrNameChosen otherwise, even if they chose it a moment ago) and the
 // row exists (ErrNotFound).
 func (s *Store) SetProviderName(ctx context.Context, id, name string) error {
-	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err := s.updateItem(ctx, id, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      key(id),
 		UpdateExpression:         aws.String("SET #name = :n"),
@@ -452,7 +452,7 @@ func (s *Store) update(ctx context.Context, what, id string, cond expression.Con
 	if err != nil {
 		return fmt.Errorf("user: %s: %w", what, err)
 	}
-	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err = s.updateItem(ctx, id, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
 		Key:                                 key(id),
 		UpdateExpression:                    expr.Update(),
@@ -543,13 +543,10 @@ func (s *Store) limit() *int32 {
 	return nil
 }
 
-// updateItem runs one UpdateItem on a users row inside the cache's Write,
-// so the row's entry is invalidated whatever the outcome.
-func (s *Store) updateItem(ctx context.Context, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-	id := ""
-	if v, ok := in.Key["user_id"].(*types.AttributeValueMemberS); ok {
-		id = v.Value
-	}
+// updateItem runs one UpdateItem on the users row id (in.Key is key(id))
+// inside the cache's Write, so the row's entry is invalidated whatever the
+// outcome.
+func (s *Store) updateItem(ctx context.Context, id string, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 	var out *dynamodb.UpdateItemOutput
 	err := s.cache.Write(id, func() error {
 		var err error
