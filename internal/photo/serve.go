@@ -56,7 +56,7 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, ownerID, key, wan
 			return err
 		}
 	}
-	if obj.tagOf() != wantTag {
+	if obj.tag != wantTag {
 		// An old URL, a bad one, or a cache entry that outlived a replace:
 		// S3 decides which version is current.
 		fresh, err := s.fetcher(ownerID, key)(r.Context())
@@ -91,11 +91,7 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, ownerID, key, wan
 	default:
 		h.Set("Cache-Control", cacheControl)
 	}
-	if obj.etag != nil {
-		h["Etag"] = obj.etag
-	} else {
-		h.Set("ETag", etag(wantTag, key))
-	}
+	h["Etag"] = obj.etag
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(obj.Body))
 	return nil
 }
@@ -103,14 +99,6 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, ownerID, key, wan
 // fetcher reads the copy at key, under ownerID's prefix, from the bucket.
 func (s *Server) fetcher(ownerID, key string) func(context.Context) (*Object, error) {
 	return func(ctx context.Context) (*Object, error) { return s.store.Get(ctx, ownerID, key) }
-}
-
-// tagOf returns o's version tag, worked out when it was read if it was.
-func (o *Object) tagOf() string {
-	if o.tag != "" {
-		return o.tag
-	}
-	return o.Version.Tag()
 }
 
 // etag is the strong ETag of the copy at key under version tag:

@@ -171,8 +171,9 @@ type Object struct {
 	Body    []byte
 	Version Version
 	// tag is Version.Tag() and etag the ETag header value for the copy,
-	// worked out once when the object is read, not on every request that
-	// serves it from the cache; "" / nil on objects made elsewhere.
+	// worked out once when the object is read (Store.Get, the only maker
+	// of served objects), not on every request that serves it from the
+	// cache.
 	tag  string
 	etag []string
 }
