@@ -405,7 +405,7 @@ func (m *Monitor) clean(ctx context.Context, kind Kind, items []orphan) (int, er
 				} else if !bad {
 					continue
 				}
-				ml.PhotoV, ml.PhotoW, ml.PhotoH, ml.ThumbW, ml.ThumbH, ml.PhotoTaken = 0, 0, 0, 0, 0, ""
+				ml.Photo = meal.Photo{}
 				ml.UpdatedAt = m.d.Clock.Now().UTC()
 				if err := m.d.Meals.Update(ctx, ml); err != nil && !errors.Is(err, meal.ErrNotFound) && !errors.Is(err, meal.ErrConflict) {
 					return n, err

@@ -129,7 +129,7 @@ func RepairPhotos(ctx context.Context, rows Rows, objects Objects) (*PhotoReport
 		}
 		m, err := rows.Get(ctx, found.UserID, d, found.ID)
 		if err == nil {
-			m.clearPhoto()
+			m.Photo = Photo{}
 			err = rows.Update(ctx, m)
 		}
 		if err != nil {

@@ -57,25 +57,20 @@ type upload struct {
 
 func (u upload) present() bool { return u.proc != nil || u.pending != nil }
 
-// record writes the upload's sizes and capture time on m as the photo of
-// version v.
-func (u upload) record(m *Meal, v photo.Version) {
-	taken := u.taken
+// photo returns the upload as the photo of version v: sizes from the
+// processed or kept copies, the capture time from the photo itself, else
+// the one sent apart.
+func (u upload) photo(v photo.Version) Photo {
+	w, h, tw, th, taken := 0, 0, 0, 0, time.Time{}
 	if u.proc != nil {
-		m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH = u.proc.Width, u.proc.Height, u.proc.ThumbWidth, u.proc.ThumbHeight
-		if !u.proc.Taken.IsZero() {
-			taken = u.proc.Taken
-		}
-	} else {
-		m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH = u.pending.Width, u.pending.Height, u.pending.ThumbWidth, u.pending.ThumbHeight
-		if !u.pending.Taken.IsZero() {
-			taken = u.pending.Taken
-		}
+		w, h, tw, th, taken = u.proc.Width, u.proc.Height, u.proc.ThumbWidth, u.proc.ThumbHeight, u.proc.Taken
+	} else if u.pending != nil {
+		w, h, tw, th, taken = u.pending.Width, u.pending.Height, u.pending.ThumbWidth, u.pending.ThumbHeight, u.pending.Taken
 	}
-	m.PhotoV, m.PhotoTaken = v, ""
-	if !taken.IsZero() {
-		m.PhotoTaken = taken.Format("2006-01-02T15:04:05")
+	if taken.IsZero() {
+		taken = u.taken
 	}
+	return newPhoto(v, w, h, tw, th, taken)
 }
 
 // put stores the upload as m's photo (m.PhotoV must be set) under
@@ -142,7 +137,7 @@ func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version)
 			return fmt.Errorf("meal: create: %w", err)
 		}
 		m.ID = NewID(tod)
-		u.record(m, v)
+		m.Photo = u.photo(v)
 		if err := w.put(ctx, m, u, true); err != nil {
 			return err
 		}
@@ -174,6 +169,13 @@ func (c change) apply(m *Meal) {
 	m.UpdatedAt = c.now.UTC()
 }
 
+// nextVersion is the photo_v of a new photo for cur, made at now: the
+// clock's nanoseconds, but always above cur's, so a clock that stands
+// still or steps back still changes every URL.
+func nextVersion(cur *Meal, now time.Time) photo.Version {
+	return photo.Version(max(now.UnixNano(), int64(cur.PhotoV)+1))
+}
+
 // moves reports whether the edit changes cur's date or time, which are
 // part of its key.
 func (c change) moves(cur *Meal) bool {
@@ -200,7 +202,7 @@ func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	c.apply(&m)
 	oldKeys := cur.PhotoKeys()
 	if c.upload.present() {
-		c.upload.record(&m, photo.Version(max(c.now.UnixNano(), int64(cur.PhotoV)+1)))
+		m.Photo = c.upload.photo(nextVersion(cur, c.now))
 		// The new bytes replace the old under the same keys, each tagged
 		// with its version: the photo route sends a URL of the old version
 		// to the version the object carries. The row still names these
@@ -209,7 +211,7 @@ func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 			return nil, err
 		}
 	} else if c.remove {
-		m.clearPhoto()
+		m.Photo = Photo{}
 	}
 	err := w.rows.Update(ctx, &m)
 	if err != nil && c.upload.present() && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
@@ -265,12 +267,12 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	moved.Date, moved.Time, moved.ID = c.edited.Date, tod.String(), NewID(tod)
 	switch {
 	case c.upload.present():
-		c.upload.record(&moved, photo.Version(max(c.now.UnixNano(), int64(cur.PhotoV)+1)))
+		moved.Photo = c.upload.photo(nextVersion(cur, c.now))
 		if err := w.put(ctx, &moved, c.upload, true); err != nil {
 			return nil, err
 		}
 	case c.remove:
-		moved.clearPhoto()
+		moved.Photo = Photo{}
 	case cur.HasPhoto():
 		from, to := cur.PhotoKeys(), moved.PhotoKeys()
 		for i := range from {

@@ -205,7 +205,7 @@ func (h *Handler) recordPhoto(ctx context.Context, saved *Meal, now time.Time) (
 		if err != nil {
 			return nil, fmt.Errorf("meal: record replaced photo: %w", err)
 		}
-		latest.PhotoV, latest.PhotoW, latest.PhotoH, latest.ThumbW, latest.ThumbH, latest.PhotoTaken = saved.PhotoV, saved.PhotoW, saved.PhotoH, saved.ThumbW, saved.ThumbH, saved.PhotoTaken
+		latest.Photo = saved.Photo
 		latest.UpdatedAt = now.UTC()
 		err = h.store.Update(ctx, latest)
 		if err == nil {
