@@ -37,7 +37,7 @@ type (
 // A photo replaced in place is the one exception to the order: its keys
 // are the ones the row names, so a failure after the new bytes went in
 // leaves the row naming an older version than its objects carry, which
-// the photo route follows (save says how that is kept rare).
+// the photo route follows (replace says how that is kept rare).
 type writer struct {
 	rows    rows
 	objects objects
