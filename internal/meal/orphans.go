@@ -180,8 +180,9 @@ func (f *find) add(k OrphanKind, x Orphan) { f.out.Of[k] = append(f.out.Of[k], x
 // object under "users/", each once, paced, and returns the orphans of
 // each kind. It changes nothing. Objects under any other prefix, such as
 // the pending uploads under "pending/", are never looked at: a pending
-// upload is never an orphan. Rows and objects younger than Grace are
-// left out, but for foreign objects, reported at once.
+// upload is never an orphan. Objects and meals' changes younger than
+// Grace are left out; rows whose user is gone and foreign objects are
+// reported at once (nothing being written makes either).
 //
 // An object is named by a meal if the meal's photo is set, whether or
 // not the meal's other copy exists: a meal with one copy left is
