@@ -1,30 +1,441 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	// Aliased: main.go has a func of that name.
+	probe "ndiro/internal/healthcheck"
 )
 
-// TestReleaseBuildMatchesDockerfile keeps `make release` and the
-// Dockerfile's build step the same static (CGO_ENABLED=0) command, only the
-// output path differs, so building the release binary checks the image's
-// build without Docker.
-func TestReleaseBuildMatchesDockerfile(t *testing.T) {
-	goBuild := regexp.MustCompile(`(?m)^\s*(?:RUN\s+)?(CGO_ENABLED=0 go build .*) -o \S+ (\./cmd/ndiro)\s*$`)
-	read := func(path string) string {
-		b, err := os.ReadFile(path)
+// Static checks of deploy/: what cannot run here (no Docker engine, no
+// systemd as PID 1) is read and checked against the code and each other.
+
+const deployDir = "../../deploy"
+
+// stopBudget is how long ndiro may take to stop after SIGTERM: run's
+// Shutdown drains requests for up to 15 s, then App.Close stops the
+// background work for up to 10 s, plus a margin. The unit's
+// TimeoutStopSec and docker run's --stop-timeout must be at least this,
+// or the drain is cut short by SIGKILL.
+const stopBudget = 15*time.Second + 10*time.Second + 5*time.Second
+
+// instruction is one Dockerfile instruction: its keyword in upper case and
+// the rest of its line, continuations joined.
+type instruction struct {
+	cmd, args string
+}
+
+// stage is a Dockerfile build stage: its FROM's arguments and what follows.
+type stage struct {
+	from string
+	ins  []instruction
+}
+
+// parseDockerfile reads path into stages, as the Dockerfile reference
+// describes the format: # comments on lines of their own, a trailing
+// backslash continuing the line.
+func parseDockerfile(t *testing.T, path string) []stage {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stages []stage
+	var cur strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "#") || line == "" && cur.Len() == 0 {
+			continue
+		}
+		if l, ok := strings.CutSuffix(line, "\\"); ok {
+			cur.WriteString(l + " ")
+			continue
+		}
+		cur.WriteString(line)
+		cmd, args, _ := strings.Cut(strings.TrimSpace(cur.String()), " ")
+		cur.Reset()
+		in := instruction{cmd: strings.ToUpper(cmd), args: strings.TrimSpace(args)}
+		if in.cmd == "FROM" {
+			stages = append(stages, stage{from: in.args})
+			continue
+		}
+		if len(stages) == 0 {
+			t.Fatalf("%s: %s before FROM", path, in.cmd)
+		}
+		stages[len(stages)-1].ins = append(stages[len(stages)-1].ins, in)
+	}
+	return stages
+}
+
+// all returns the arguments of every cmd instruction of s.
+func (s stage) all(cmd string) []string {
+	var out []string
+	for _, in := range s.ins {
+		if in.cmd == cmd {
+			out = append(out, in.args)
+		}
+	}
+	return out
+}
+
+// pairs splits ENV or LABEL arguments (k=v k2="v 2") into a map.
+func pairs(t *testing.T, args []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, a := range args {
+		for _, w := range quotedWords(a) {
+			k, v, ok := strings.Cut(w, "=")
+			if !ok {
+				t.Fatalf("%q is not key=value", w)
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// quotedWords splits s at spaces outside double quotes, removing the quotes.
+func quotedWords(s string) []string {
+	var out []string
+	var cur strings.Builder
+	in, quoted := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, in = !quoted, true
+		case (r == ' ' || r == '\t') && !quoted:
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// execForm decodes an instruction's JSON array (CMD ["/ndiro", …]).
+func execForm(t *testing.T, args string) []string {
+	t.Helper()
+	var out []string
+	if err := json.Unmarshal([]byte(args), &out); err != nil {
+		t.Fatalf("%q is not the exec (JSON array) form: %v", args, err)
+	}
+	return out
+}
+
+// TestDeployDockerfile checks deploy/Dockerfile: the build stage runs make
+// release (so `make release` checks the image's build, and the version is
+// stamped the one way) with the version build arguments; Go's version is
+// go.mod's; the image carries the OCI labels from those same arguments;
+// it runs as a numeric non-root user, listens on every interface inside
+// the container, and its health check refuses a loopback NDIRO_ADDR.
+func TestDeployDockerfile(t *testing.T) {
+	stages := parseDockerfile(t, filepath.Join(deployDir, "Dockerfile"))
+	if len(stages) != 2 {
+		t.Fatalf("%d stages, want 2 (build, then the image)", len(stages))
+	}
+	build, image := stages[0], stages[1]
+
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goVersion := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(gomod)
+	if goVersion == nil || !strings.HasPrefix(build.from, "golang:"+string(goVersion[1])+"-") || !strings.HasSuffix(build.from, " AS build") {
+		t.Errorf("build stage FROM %q, want golang:%s-… AS build (go.mod's Go)", build.from, goVersion[1])
+	}
+	// The version arguments, declared in each stage that reads them (an
+	// ARG before FROM or in the other stage is empty here).
+	for _, s := range []stage{build, image} {
+		declared := strings.Fields(strings.Join(s.all("ARG"), " "))
+		for _, want := range []string{"VERSION", "REVISION", "CREATED"} {
+			if !strings.Contains(" "+strings.Join(declared, " ")+" ", " "+want+" ") {
+				t.Errorf("stage %q declares ARG %v, want %s among them", s.from, declared, want)
+			}
+		}
+	}
+	wantRun := `make release VERSION="${VERSION}" COMMIT="${REVISION}" BUILD_TIME="${CREATED}"`
+	if runs := build.all("RUN"); !strings.Contains(strings.Join(runs, "\n"), wantRun) {
+		t.Errorf("build stage runs %q, want %s", runs, wantRun)
+	}
+	if got := image.all("COPY"); len(got) != 1 || got[0] != "--from=build /src/bin/ndiro /ndiro" {
+		t.Errorf("image COPY %q, want --from=build /src/bin/ndiro /ndiro (make release's output under WORKDIR /src)", got)
+	}
+	if got := build.all("WORKDIR"); len(got) != 1 || got[0] != "/src" {
+		t.Errorf("build WORKDIR %q, want /src", got)
+	}
+
+	labels := pairs(t, image.all("LABEL"))
+	wantLabels := map[string]string{
+		"org.opencontainers.image.title":       "ndiro",
+		"org.opencontainers.image.description": "A private meal photo diary",
+		"org.opencontainers.image.version":     "${VERSION}",
+		"org.opencontainers.image.revision":    "${REVISION}",
+		"org.opencontainers.image.created":     "${CREATED}",
+		"org.opencontainers.image.source":      "${SOURCE}",
+		"org.opencontainers.image.licenses":    "Apache-2.0",
+	}
+	if d := cmp.Diff(wantLabels, labels); d != "" {
+		t.Errorf("image labels (-want +Dockerfile):\n%s", d)
+	}
+
+	user := image.all("USER")
+	if len(user) != 1 {
+		t.Fatalf("image USER %q, want one", user)
+	}
+	uid, gid, _ := strings.Cut(user[0], ":")
+	if n, err := strconv.Atoi(uid); err != nil || n == 0 {
+		t.Errorf("USER %q: want a numeric user other than root", user[0])
+	}
+	if n, err := strconv.Atoi(gid); err != nil || n == 0 {
+		t.Errorf("USER %q: want a numeric group other than root", user[0])
+	}
+
+	env := pairs(t, image.all("ENV"))
+	unitEnv := unitEnvironment(t)
+	wantEnv := map[string]string{
+		"NDIRO_MODE": "aws", "NDIRO_ADDR": "0.0.0.0:8080", "TMPDIR": "/tmp",
+		// The server's memory settings are the unit's (deploy/README.md, "Memory").
+		"GOMEMLIMIT": unitEnv["GOMEMLIMIT"], "GOGC": unitEnv["GOGC"],
+	}
+	if d := cmp.Diff(wantEnv, env); d != "" {
+		t.Errorf("image ENV (-want +Dockerfile):\n%s", d)
+	}
+	if got := image.all("EXPOSE"); len(got) != 1 || got[0] != "8080" {
+		t.Errorf("EXPOSE %q, want 8080, NDIRO_ADDR's port", got)
+	}
+	if got := image.all("STOPSIGNAL"); len(got) != 1 || got[0] != "SIGTERM" {
+		t.Errorf("STOPSIGNAL %q, want SIGTERM, the signal ndiro drains on", got)
+	}
+	if got := image.all("ENTRYPOINT"); len(got) != 1 || !cmp.Equal(execForm(t, got[0]), []string{"/ndiro"}) {
+		t.Errorf("ENTRYPOINT %q, want [\"/ndiro\"]", got)
+	}
+
+	hc := image.all("HEALTHCHECK")
+	if len(hc) != 1 {
+		t.Fatalf("HEALTHCHECK %q, want one", hc)
+	}
+	opts, cmd, ok := strings.Cut(hc[0], "CMD ")
+	if !ok {
+		t.Fatalf("HEALTHCHECK %q has no CMD", hc[0])
+	}
+	if got := execForm(t, cmd); !cmp.Equal(got, []string{"/ndiro", "healthcheck", "-container"}) {
+		t.Errorf("HEALTHCHECK CMD %q, want /ndiro healthcheck -container (exec form: the image has no shell)", got)
+	}
+	m := regexp.MustCompile(`--timeout=(\d+)s`).FindStringSubmatch(opts)
+	if m == nil {
+		t.Fatalf("HEALTHCHECK %q sets no --timeout", opts)
+	}
+	if n, _ := strconv.Atoi(m[1]); time.Duration(n)*time.Second <= probe.Timeout {
+		t.Errorf("HEALTHCHECK --timeout=%ss, want more than the check's own %v, so the check reports why", m[1], probe.Timeout)
+	}
+}
+
+// unit is a systemd unit file: section → key → values in order (a key
+// may repeat; an empty assignment is kept as "").
+type unit map[string]map[string][]string
+
+// parseUnit reads a unit file as systemd.syntax(7) describes it
+// (sections, key=value, # and ; comments); continuation lines are not
+// used by deploy/ndiro.service and are refused.
+func parseUnit(t *testing.T, path string) unit {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := unit{}
+	section := ""
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
+		case strings.HasSuffix(line, "\\"):
+			t.Fatalf("%s:%d: continuation lines are not read by this test", path, i+1)
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			section = line[1 : len(line)-1]
+			u[section] = map[string][]string{}
+		default:
+			k, v, ok := strings.Cut(line, "=")
+			if !ok || section == "" {
+				t.Fatalf("%s:%d: %q is not key=value in a section", path, i+1, line)
+			}
+			k = strings.TrimSpace(k)
+			u[section][k] = append(u[section][k], strings.TrimSpace(v))
+		}
+	}
+	return u
+}
+
+// one returns the only value of key in section, "missing" or "N values".
+func (u unit) one(section, key string) string {
+	v := u[section][key]
+	switch len(v) {
+	case 0:
+		return "missing"
+	case 1:
+		return v[0]
+	}
+	return fmt.Sprintf("%d values", len(v))
+}
+
+// unitEnvironment returns the unit's Environment= assignments.
+func unitEnvironment(t *testing.T) map[string]string {
+	t.Helper()
+	env := map[string]string{}
+	for _, kv := range parseUnit(t, filepath.Join(deployDir, "ndiro.service"))["Service"]["Environment"] {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
+}
+
+// systemdSeconds parses a systemd time span ("30", "30s", "1min 30s").
+func systemdSeconds(t *testing.T, s string) time.Duration {
+	t.Helper()
+	if n, err := strconv.Atoi(s); err == nil {
+		return time.Duration(n) * time.Second
+	}
+	d, err := time.ParseDuration(strings.ReplaceAll(strings.ReplaceAll(s, "min", "m"), " ", ""))
+	if err != nil {
+		t.Fatalf("time span %q: %v", s, err)
+	}
+	return d
+}
+
+// TestDeploySystemdUnit checks deploy/ndiro.service: the sandbox its
+// comments and deploy/README.md promise, a stop timeout longer than
+// ndiro's drain, the loopback address behind a proxy on the same host,
+// and paths that the install steps create. With systemd-analyze on the
+// machine it also verifies the unit (no unknown or misspelt settings) and
+// its exposure score.
+func TestDeploySystemdUnit(t *testing.T) {
+	path := filepath.Join(deployDir, "ndiro.service")
+	u := parseUnit(t, path)
+	want := map[string]string{
+		"Unit/Documentation":              "file:///usr/local/share/doc/ndiro/README.md",
+		"Service/ExecStart":               "/usr/local/bin/ndiro",
+		"Service/EnvironmentFile":         "/etc/ndiro/ndiro.env",
+		"Service/KillSignal":              "SIGTERM",
+		"Service/Restart":                 "on-failure",
+		"Service/DynamicUser":             "yes",
+		"Service/NoNewPrivileges":         "yes",
+		"Service/ProtectSystem":           "strict",
+		"Service/ProtectHome":             "yes",
+		"Service/PrivateTmp":              "yes",
+		"Service/PrivateDevices":          "yes",
+		"Service/ProtectKernelTunables":   "yes",
+		"Service/ProtectKernelModules":    "yes",
+		"Service/ProtectKernelLogs":       "yes",
+		"Service/ProtectControlGroups":    "yes",
+		"Service/ProtectClock":            "yes",
+		"Service/ProtectHostname":         "yes",
+		"Service/RestrictNamespaces":      "yes",
+		"Service/RestrictRealtime":        "yes",
+		"Service/RestrictSUIDSGID":        "yes",
+		"Service/LockPersonality":         "yes",
+		"Service/CapabilityBoundingSet":   "",
+		"Service/AmbientCapabilities":     "",
+		"Service/SystemCallArchitectures": "native",
+		"Service/UMask":                   "0077",
+		"Service/MemoryMax":               "1G",
+		"Install/WantedBy":                "multi-user.target",
+	}
+	got := map[string]string{}
+	for k := range want {
+		section, key, _ := strings.Cut(k, "/")
+		got[k] = u.one(section, key)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("%s (-want +unit):\n%s", path, d)
+	}
+	if d := systemdSeconds(t, u.one("Service", "TimeoutStopSec")); d < stopBudget {
+		t.Errorf("TimeoutStopSec=%v, want at least %v (drain, background stop, margin)", d, stopBudget)
+	}
+	env := unitEnvironment(t)
+	if env["NDIRO_MODE"] != "aws" || env["NDIRO_ADDR"] != "127.0.0.1:8080" {
+		t.Errorf("unit environment %v, want NDIRO_MODE=aws and NDIRO_ADDR=127.0.0.1:8080 (the proxy on this host)", env)
+	}
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Skip("systemd-analyze is not installed: the unit's verify and security checks did not run")
+	}
+	root := systemdRoot(t, path)
+	out, err := exec.Command("systemd-analyze", "verify", "--root="+root, "--man=no", "ndiro.service").CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%q", err, out)
+	}
+	// Exposure 0.0 (sealed) to 10.0 (none); the threshold is in tenths.
+	out, err = exec.Command("systemd-analyze", "security", "--offline=yes", "--root="+root, "--threshold=20", "ndiro.service").CombinedOutput()
+	if err != nil {
+		t.Errorf("systemd-analyze security: exposure above 2.0 (%v):\n%s", err, out)
+	}
+}
+
+// systemdRoot lays out a root directory for systemd-analyze: the unit
+// where the install steps put it, an executable at its ExecStart, and the
+// system's own units (the targets it names).
+func systemdRoot(t *testing.T, unitPath string) string {
+	t.Helper()
+	root := t.TempDir()
+	write := func(path string, b []byte, mode os.FileMode) {
+		p := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(unitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("etc/systemd/system/ndiro.service", b, 0o644)
+	write("usr/local/bin/ndiro", []byte("#!/bin/sh\n"), 0o755)
+	// The targets and slices the unit and its default dependencies name,
+	// copied (a symlinked directory makes systemd-analyze resolve links
+	// outside the root).
+	for _, dir := range []string{"/usr/lib/systemd/system", "/lib/systemd/system"} {
+		if _, err := os.Stat(filepath.Join(dir, "multi-user.target")); err != nil {
+			continue
+		}
+		entries, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := goBuild.FindStringSubmatch(string(b))
-		if m == nil {
-			t.Fatalf("%s has no static go build line", path)
+		for _, e := range entries {
+			ext := filepath.Ext(e.Name())
+			if !e.Type().IsRegular() || ext != ".target" && ext != ".slice" {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(filepath.Join("usr/lib/systemd/system", e.Name()), b, 0o644)
 		}
-		return m[1] + " " + m[2]
+		return root
 	}
-	docker, makefile := read("../../deploy/Dockerfile"), read("../../Makefile")
-	if docker != makefile {
-		t.Errorf("build commands differ:\nDockerfile: %s\nMakefile:   %s", docker, makefile)
-	}
+	t.Skip("no systemd units on this machine (multi-user.target): the unit's verify and security checks did not run")
+	return ""
 }
