@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/moby/patternmatcher"
+	"github.com/moby/patternmatcher/ignorefile"
 
 	// Aliased: main.go has a func of that name.
 	probe "ndiro/internal/healthcheck"
@@ -438,4 +440,132 @@ func systemdRoot(t *testing.T, unitPath string) string {
 	}
 	t.Skip("no systemd units on this machine (multi-user.target): the unit's verify and security checks did not run")
 	return ""
+}
+
+// TestDeployDockerignore checks .dockerignore with the matcher docker
+// build uses: local data, photos, binaries, .git, screenshots, env files
+// and Terraform state never reach the build context, and every file the
+// image's build reads does (go.mod, go.sum, the Makefile, VERSION, and
+// every Go and embedded file of the packages ./cmd/ndiro is built from,
+// as go list reports them).
+func TestDeployDockerignore(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open("../../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	patterns, err := ignorefile.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := patternmatcher.New(patterns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	excluded := func(path string) bool {
+		t.Helper()
+		ok, err := pm.MatchesOrParentMatches(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for _, p := range []string{
+		"var/dynamodb.journal", "var/s3.bolt", "var-demo/s3.bolt", "data/s3.bolt",
+		"bin/ndiro", "bin/ndiro-dev", "ndiro", ".git/HEAD", ".git",
+		"screenshots/month-phone-dark.png", "node_modules/dynalite/cli.js",
+		"ndiro.env", "deploy/ndiro.env", "deploy/README.md",
+		"deploy/terraform/terraform.tfstate", "deploy/terraform/terraform.tfstate.backup",
+		"deploy/terraform/.terraform/providers/registry.terraform.io/hashicorp/aws/x",
+		"testdata/photos/phone-portrait.jpg", "internal/photo/testdata/fuzz/x",
+		"cmd/ndiro/main_test.go", "e2e/e2e_test.go",
+	} {
+		if !excluded(p) {
+			t.Errorf("%s is sent to docker build (.dockerignore lets it through)", p)
+		}
+	}
+
+	needed := []string{"go.mod", "go.sum", "Makefile", "VERSION"}
+	out, err := exec.Command("go", "list", "-tags", "nodynamic", "-deps", "-json=Dir,Module,GoFiles,IgnoredGoFiles,EmbedFiles", "./").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p struct {
+			Dir                                 string
+			Module                              *struct{ Path string }
+			GoFiles, IgnoredGoFiles, EmbedFiles []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Module == nil || p.Module.Path != "ndiro" {
+			continue
+		}
+		rel, err := filepath.Rel(root, p.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range append(append(p.GoFiles, p.IgnoredGoFiles...), p.EmbedFiles...) {
+			if !strings.HasSuffix(f, "_test.go") {
+				needed = append(needed, filepath.ToSlash(filepath.Join(rel, f)))
+			}
+		}
+	}
+	if len(needed) < 50 {
+		t.Fatalf("go list found %d files the build reads, want the whole app's", len(needed))
+	}
+	for _, p := range needed {
+		if excluded(p) {
+			t.Errorf("%s is needed by the image's build but .dockerignore leaves it out", p)
+		}
+	}
+}
+
+// TestDeployGitignore checks that git never offers Terraform's state,
+// plans, provider cache and crash logs, or an env file, for a commit; the
+// provider lock file and the configuration are kept.
+func TestDeployGitignore(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	if err := exec.Command("git", "rev-parse", "--git-dir").Run(); err != nil {
+		t.Skip("not a git checkout")
+	}
+	ignored := func(path string) bool {
+		err := exec.Command("git", "-C", "../..", "check-ignore", "-q", "--no-index", path).Run()
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+			return false
+		} else if err != nil {
+			t.Fatalf("git check-ignore %s: %v", path, err)
+		}
+		return true
+	}
+	for path, want := range map[string]bool{
+		"deploy/terraform/terraform.tfstate":                   true,
+		"deploy/terraform/terraform.tfstate.backup":            true,
+		"deploy/terraform/terraform.tfstate.1733075000.backup": true,
+		"deploy/terraform/.terraform/terraform.tfstate":        true,
+		"deploy/terraform/.terraform/providers/x":              true,
+		"deploy/terraform/plan.tfplan":                         true,
+		"deploy/terraform/crash.log":                           true,
+		"ndiro.env":                                            true,
+		"deploy/ndiro.env":                                     true,
+		"var/s3.bolt":                                          true,
+		"deploy/terraform/.terraform.lock.hcl":                 false,
+		"deploy/terraform/bucket.tf":                           false,
+		"deploy/ndiro.service":                                 false,
+		"cmd/ndiro/crash_test.go":                              false,
+	} {
+		if got := ignored(path); got != want {
+			t.Errorf("git check-ignore %s = %v, want %v", path, got, want)
+		}
+	}
 }
