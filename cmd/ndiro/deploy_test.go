@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	// Aliased: main.go has a func of that name.
 	probe "ndiro/internal/healthcheck"
+	"ndiro/internal/meal"
 )
 
 // Static checks of deploy/: what cannot run here (no Docker engine, no
@@ -567,5 +569,176 @@ func TestDeployGitignore(t *testing.T) {
 		if got := ignored(path); got != want {
 			t.Errorf("git check-ignore %s = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// codeBlocks returns the fenced code blocks of a Markdown file, each with
+// its backslash-continued lines joined.
+func codeBlocks(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var cur []string
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "```") && !in:
+			in, cur = true, nil
+		case strings.HasPrefix(line, "```"):
+			in = false
+			out = append(out, strings.ReplaceAll(strings.Join(cur, "\n"), "\\\n", " "))
+		case in:
+			cur = append(cur, line)
+		}
+	}
+	return out
+}
+
+// blockWith returns the only code block holding s.
+func blockWith(t *testing.T, blocks []string, s string) string {
+	t.Helper()
+	var found []string
+	for _, b := range blocks {
+		if strings.Contains(b, s) {
+			found = append(found, b)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d code blocks in deploy/README.md hold %q, want 1", len(found), s)
+	}
+	return found[0]
+}
+
+// dockerBytes parses a docker size ("256m", "1g", "1280m": binary units).
+func dockerBytes(t *testing.T, s string) int64 {
+	t.Helper()
+	units := map[byte]int64{'k': 1 << 10, 'm': 1 << 20, 'g': 1 << 30}
+	n, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
+	u, ok := units[s[len(s)-1]]
+	if err != nil || !ok {
+		t.Fatalf("size %q: want a number and k, m or g", s)
+	}
+	return n * u
+}
+
+// TestDeployReadme checks deploy/README.md's commands against the files
+// they install and run: the systemd steps install every path the unit
+// names and reload systemd before enabling it; docker build passes every
+// build argument the Dockerfile declares; docker run has the hardening
+// and limits the unit has (a read-only root but a tmpfs for spooled
+// uploads big enough for ten full forms, no capabilities, no new
+// privileges, memory for the unit's MemoryMax plus the tmpfs, a stop
+// timeout past the drain), publishes on the host's loopback the port the
+// image listens on, and never sets NDIRO_ADDR.
+func TestDeployReadme(t *testing.T) {
+	blocks := codeBlocks(t, filepath.Join(deployDir, "README.md"))
+	u := parseUnit(t, filepath.Join(deployDir, "ndiro.service"))
+
+	install := strings.Split(blockWith(t, blocks, "systemctl enable --now ndiro"), "\n")
+	at := func(want string) int {
+		t.Helper()
+		for i, line := range install {
+			if strings.Contains(line, want) {
+				return i
+			}
+		}
+		t.Errorf("the systemd steps have no %q", want)
+		return -1
+	}
+	docPath, _ := strings.CutPrefix(u.one("Unit", "Documentation"), "file://")
+	for _, step := range []string{
+		"make release",
+		"install -m 0755 bin/ndiro " + u.one("Service", "ExecStart"),
+		"install -m 0644 deploy/ndiro.service /etc/systemd/system/ndiro.service",
+		"install -D -m 0644 deploy/README.md " + docPath,
+		"install -m 0600 ndiro.env " + u.one("Service", "EnvironmentFile"),
+	} {
+		if i := at(step); i > at("systemctl daemon-reload") {
+			t.Errorf("the systemd steps run %q after daemon-reload", step)
+		}
+	}
+	if at("systemctl daemon-reload") > at("systemctl enable --now ndiro") {
+		t.Error("the systemd steps enable ndiro before systemctl daemon-reload")
+	}
+
+	var args []string
+	for _, s := range parseDockerfile(t, filepath.Join(deployDir, "Dockerfile")) {
+		for _, a := range s.all("ARG") {
+			for _, name := range strings.Fields(a) {
+				name, _, _ = strings.Cut(name, "=")
+				if !slices.Contains(args, name) {
+					args = append(args, name)
+				}
+			}
+		}
+	}
+	build := blockWith(t, blocks, "docker build -f deploy/Dockerfile")
+	for _, a := range args {
+		if !strings.Contains(build, "--build-arg "+a+"=") {
+			t.Errorf("docker build passes no --build-arg %s (the Dockerfile declares it)", a)
+		}
+	}
+
+	run := strings.Fields(blockWith(t, blocks, "docker run"))
+	flags := map[string][]string{}
+	for i := 0; i < len(run); i++ {
+		w := run[i]
+		if !strings.HasPrefix(w, "-") {
+			continue
+		}
+		name, v, ok := strings.Cut(w, "=")
+		switch {
+		case ok:
+		case name == "--read-only" || name == "-d" || name == "--rm":
+		case i+1 < len(run):
+			i++
+			v = run[i]
+		}
+		flags[name] = append(flags[name], v)
+	}
+	got := func(name string) string {
+		if v := flags[name]; len(v) == 1 {
+			return v[0]
+		}
+		return fmt.Sprintf("%d values", len(flags[name]))
+	}
+	if got("--read-only") != "" || got("--cap-drop") != "ALL" || got("--security-opt") != "no-new-privileges" || got("--env-file") != "ndiro.env" {
+		t.Errorf("docker run flags %v: want --read-only, --cap-drop ALL, --security-opt no-new-privileges, --env-file ndiro.env", flags)
+	}
+	tmpfs := got("--tmpfs")
+	opts, ok := strings.CutPrefix(tmpfs, "/tmp:")
+	size := regexp.MustCompile(`(?:^|,)size=(\d+[kmg])(?:,|$)`).FindStringSubmatch(opts)
+	if !ok || size == nil {
+		t.Fatalf("docker run --tmpfs %q, want /tmp:…,size=…", tmpfs)
+	}
+	tmpBytes := dockerBytes(t, size[1])
+	if tmpBytes < 10*meal.MaxFormBytes {
+		t.Errorf("--tmpfs /tmp size %s, want room for ten full forms (%d MB)", size[1], 10*meal.MaxFormBytes>>20)
+	}
+	unitMax := dockerBytes(t, strings.ToLower(u.one("Service", "MemoryMax")))
+	if mem := dockerBytes(t, got("--memory")); mem < unitMax+tmpBytes {
+		t.Errorf("--memory %s, want at least the unit's MemoryMax (%d MB) plus the tmpfs (%d MB): its pages are memory", got("--memory"), unitMax>>20, tmpBytes>>20)
+	}
+	if got("--memory-swap") != got("--memory") {
+		t.Errorf("--memory-swap %s, want %s (no swap)", got("--memory-swap"), got("--memory"))
+	}
+	if n, err := strconv.Atoi(got("--stop-timeout")); err != nil || time.Duration(n)*time.Second < stopBudget {
+		t.Errorf("--stop-timeout %s, want at least %v (Docker's default is 10 s)", got("--stop-timeout"), stopBudget)
+	}
+	image := pairs(t, parseDockerfile(t, filepath.Join(deployDir, "Dockerfile"))[1].all("ENV"))
+	_, port, _ := strings.Cut(image["NDIRO_ADDR"], ":")
+	if p := got("-p"); p != "127.0.0.1:8080:"+port {
+		t.Errorf("docker run -p %s, want 127.0.0.1:8080:%s (the host's loopback, the image's NDIRO_ADDR port)", p, port)
+	}
+	for _, e := range append(flags["-e"], flags["--env"]...) {
+		if strings.HasPrefix(e, "NDIRO_ADDR") {
+			t.Errorf("docker run sets %s; the image's 0.0.0.0 is what the published port reaches", e)
+		}
+	}
+	if env := blockWith(t, blocks, "output -raw env_file"); strings.Contains(env, "NDIRO_ADDR") {
+		t.Errorf("the env file steps set NDIRO_ADDR:\n%s", env)
 	}
 }
