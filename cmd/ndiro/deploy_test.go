@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -740,5 +741,75 @@ func TestDeployReadme(t *testing.T) {
 	}
 	if env := blockWith(t, blocks, "output -raw env_file"); strings.Contains(env, "NDIRO_ADDR") {
 		t.Errorf("the env file steps set NDIRO_ADDR:\n%s", env)
+	}
+}
+
+// apacheSHA256 is the SHA-256 of the Apache License 2.0's standard text,
+// https://www.apache.org/licenses/LICENSE-2.0.txt.
+const apacheSHA256 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
+
+// TestDeployLicense checks LICENSE: the copyright line of the ndiro
+// authors, then the Apache License 2.0 byte for byte (the image's
+// licenses label says Apache-2.0).
+func TestDeployLicense(t *testing.T) {
+	b, err := os.ReadFile("../../LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notice, text, _ := strings.Cut(string(b), "\n\n")
+	if !regexp.MustCompile(`^Copyright 20\d\d The ndiro authors$`).MatchString(notice) {
+		t.Errorf("LICENSE starts %q, want Copyright <year> The ndiro authors", notice)
+	}
+	if sum := fmt.Sprintf("%x", sha256.Sum256([]byte(text))); sum != apacheSHA256 {
+		t.Errorf("LICENSE after its copyright line has SHA-256 %s, want the Apache License 2.0's standard text (%s)", sum, apacheSHA256)
+	}
+}
+
+// TestDeployChangelog checks CHANGELOG.md's form (Keep a Changelog 1.1.0):
+// an Unreleased section first, then released versions newest first, each
+// "## [x.y.z] - YYYY-MM-DD", with only the form's kinds of change.
+func TestDeployChangelog(t *testing.T) {
+	b, err := os.ReadFile("../../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := regexp.MustCompile(`^## \[(\d+)\.(\d+)\.(\d+)\] - (\d{4}-\d{2}-\d{2})$`)
+	kinds := []string{"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+	var versions []string
+	var last [3]int
+	var lastDate string
+	for i, line := range strings.Split(string(b), "\n") {
+		switch {
+		case line == "## [Unreleased]":
+			if len(versions) != 0 {
+				t.Errorf("line %d: Unreleased after a release", i+1)
+			}
+			versions = append(versions, "Unreleased")
+		case strings.HasPrefix(line, "## "):
+			m := release.FindStringSubmatch(line)
+			if m == nil {
+				t.Errorf("line %d: %q is not ## [x.y.z] - YYYY-MM-DD", i+1, line)
+				continue
+			}
+			if _, err := time.Parse(time.DateOnly, m[4]); err != nil {
+				t.Errorf("line %d: %v", i+1, err)
+			}
+			var v [3]int
+			for j := range v {
+				v[j], _ = strconv.Atoi(m[j+1])
+			}
+			if len(versions) > 1 && (slices.Compare(v[:], last[:]) >= 0 || m[4] > lastDate) {
+				t.Errorf("line %d: %s is not older than the version above it", i+1, line)
+			}
+			last, lastDate = v, m[4]
+			versions = append(versions, m[1]+"."+m[2]+"."+m[3])
+		case strings.HasPrefix(line, "### "):
+			if !slices.Contains(kinds, strings.TrimPrefix(line, "### ")) {
+				t.Errorf("line %d: %q is not one of %v", i+1, line, kinds)
+			}
+		}
+	}
+	if len(versions) < 2 || versions[0] != "Unreleased" {
+		t.Errorf("CHANGELOG.md sections %v, want Unreleased then at least one release", versions)
 	}
 }
