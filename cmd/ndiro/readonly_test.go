@@ -54,14 +54,6 @@ func TestDeployReadOnlyRoot(t *testing.T) {
 		t.Skip("starts ndiro")
 	}
 	t.Parallel()
-	base := t.TempDir()
-	probeMounts(t, base)
-	data, spool, probe := filepath.Join(base, "data"), filepath.Join(base, "tmp"), filepath.Join(base, "probe")
-	for _, d := range []string{data, spool} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// A photo that is spooled (past meal.FormMemory) and fits the tmpfs,
 	// and one that does not fit it.
 	fits, tooBig := apptest.Photo(t, "progressive.jpg"), apptest.Photo(t, "phone-portrait.jpg")
@@ -69,42 +61,7 @@ func TestDeployReadOnlyRoot(t *testing.T) {
 	if len(fits) <= meal.FormMemory || len(fits) >= spoolSize/2 || len(tooBig) <= spoolSize {
 		t.Fatalf("fixtures of %d and %d bytes do not bracket the %d-byte tmpfs", len(fits), len(tooBig), spoolSize)
 	}
-
-	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", readOnlyScript, "readonly", os.Args[0])
-	cmd.Dir = base
-	cmd.Env = append(os.Environ(), runAsMain+"=1", "NDIRO_MODE=local", "NDIRO_ADDR=127.0.0.1:0", "ADMIN_EMAILS=",
-		"NDIRO_DATA_DIR="+data, "TMPDIR="+spool, "SPOOL="+spool, "SPOOL_SIZE="+fmt.Sprint(spoolSize), "DATA="+data, "PROBE="+probe)
-	var output, stderr lockedBuffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("ndiro output:\n%s\nerrors:\n%s", output.String(), stderr.String())
-		}
-	})
-	baseURL := waitURL(t, io.TeeReader(out, &output))
-	// What ndiro sees as its TMPDIR: the tmpfs in its mount namespace.
-	spoolSeen := filepath.Join("/proc", fmt.Sprint(cmd.Process.Pid), "root", spool)
-	spooled := func() []string {
-		entries, err := os.ReadDir(spoolSeen)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		return names
-	}
-
+	baseURL, spooled := startReadOnly(t, spoolSize)
 	c := apptest.NewClient(t, baseURL)
 	c.SignIn("admin@example.com")
 	form := url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}}
@@ -201,6 +158,78 @@ func TestDeployReadOnlyRoot(t *testing.T) {
 		t.Errorf("TMPDIR after the refused upload holds %q, want nothing", names)
 	}
 	checkOnePhoto(t, c)
+}
+
+// startReadOnly starts ndiro in local mode as a child process under
+// readOnlyScript, with a tmpfs of spoolSize bytes as its TMPDIR; it
+// returns the address to open and a func listing the tmpfs as ndiro sees
+// it. It skips the test where mount namespaces are refused.
+func startReadOnly(t *testing.T, spoolSize int) (baseURL string, spooled func() []string) {
+	t.Helper()
+	base := t.TempDir()
+	probeMounts(t, base)
+	data, spool, probe := filepath.Join(base, "data"), filepath.Join(base, "tmp"), filepath.Join(base, "probe")
+	for _, d := range []string{data, spool} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c", readOnlyScript, "readonly", os.Args[0])
+	cmd.Dir = base
+	cmd.Env = append(os.Environ(), runAsMain+"=1", "NDIRO_MODE=local", "NDIRO_ADDR=127.0.0.1:0", "ADMIN_EMAILS=",
+		"NDIRO_DATA_DIR="+data, "TMPDIR="+spool, "SPOOL="+spool, "SPOOL_SIZE="+fmt.Sprint(spoolSize), "DATA="+data, "PROBE="+probe)
+	var output, stderr lockedBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("ndiro output:\n%s\nerrors:\n%s", output.String(), stderr.String())
+		}
+	})
+	baseURL = waitURL(t, io.TeeReader(out, &output))
+	// What ndiro sees as its TMPDIR: the tmpfs in its mount namespace
+	// (unshare and sh exec ndiro, so the pid is ndiro's).
+	spoolSeen := filepath.Join("/proc", fmt.Sprint(cmd.Process.Pid), "root", spool)
+	return baseURL, func() []string {
+		entries, err := os.ReadDir(spoolSeen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+}
+
+// TestDeployReadOnlyRootHEIC: a HEIC photo decodes in the worker process
+// with the root read-only and only the tmpfs writable (the decoder
+// compiles its WebAssembly in memory, not on disk). make heic runs it.
+func TestDeployReadOnlyRootHEIC(t *testing.T) {
+	if os.Getenv("NDIRO_TEST_HEIC") != "1" {
+		t.Skip("decodes HEIC: make heic (NDIRO_TEST_HEIC=1)")
+	}
+	heic := apptest.Photo(t, "photo.heic")
+	baseURL, spooled := startReadOnly(t, 4*len(heic))
+	c := apptest.NewClient(t, baseURL)
+	c.SignIn("admin@example.com")
+	form := url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}}
+	if resp := c.PostMultipart("/meals", form, apptest.File{Field: "photo", Name: "photo.heic", Body: heic}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("HEIC upload with a read-only root = %d %q, want 303", resp.StatusCode, resp.Text("main"))
+	}
+	checkOnePhoto(t, c)
+	if names := spooled(); len(names) != 0 {
+		t.Errorf("TMPDIR after the upload holds %q, want nothing", names)
+	}
 }
 
 // checkOnePhoto checks that the owner has exactly one meal, with its
