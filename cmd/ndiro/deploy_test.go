@@ -190,6 +190,13 @@ func TestDeployDockerfile(t *testing.T) {
 		t.Errorf("build WORKDIR %q, want /src", got)
 	}
 
+	checkImageStage(t, image)
+}
+
+// checkImageStage checks the image stage of deploy/Dockerfile: labels,
+// user, environment, ports, signals and the health check.
+func checkImageStage(t *testing.T, image stage) {
+	t.Helper()
 	labels := pairs(t, image.all("LABEL"))
 	wantLabels := map[string]string{
 		"org.opencontainers.image.title":       "ndiro",
@@ -236,6 +243,13 @@ func TestDeployDockerfile(t *testing.T) {
 		t.Errorf("ENTRYPOINT %q, want [\"/ndiro\"]", got)
 	}
 
+	checkHealthcheck(t, image)
+}
+
+// checkHealthcheck checks the image's HEALTHCHECK: exec form, the
+// container flag, a timeout past the check's own.
+func checkHealthcheck(t *testing.T, image stage) {
+	t.Helper()
 	hc := image.all("HEALTHCHECK")
 	if len(hc) != 1 {
 		t.Fatalf("HEALTHCHECK %q, want one", hc)
@@ -637,7 +651,17 @@ func dockerBytes(t *testing.T, s string) int64 {
 func TestDeployReadme(t *testing.T) {
 	blocks := codeBlocks(t, filepath.Join(deployDir, "README.md"))
 	u := parseUnit(t, filepath.Join(deployDir, "ndiro.service"))
+	t.Run("systemd", func(t *testing.T) { checkSystemdSteps(t, blocks, u) })
+	t.Run("docker build", func(t *testing.T) { checkDockerBuild(t, blocks) })
+	t.Run("docker run", func(t *testing.T) { checkDockerRun(t, blocks, u) })
+	if env := blockWith(t, blocks, "output -raw env_file"); strings.Contains(env, "NDIRO_ADDR") {
+		t.Errorf("the env file steps set NDIRO_ADDR:\n%s", env)
+	}
+}
 
+// checkSystemdSteps checks that the systemd steps install every path the
+// unit names before daemon-reload, and reload before enabling.
+func checkSystemdSteps(t *testing.T, blocks []string, u unit) {
 	install := strings.Split(blockWith(t, blocks, "systemctl enable --now ndiro"), "\n")
 	at := func(want string) int {
 		t.Helper()
@@ -665,6 +689,11 @@ func TestDeployReadme(t *testing.T) {
 		t.Error("the systemd steps enable ndiro before systemctl daemon-reload")
 	}
 
+}
+
+// checkDockerBuild checks that docker build passes every build argument
+// the Dockerfile declares.
+func checkDockerBuild(t *testing.T, blocks []string) {
 	var args []string
 	for _, s := range parseDockerfile(t, filepath.Join(deployDir, "Dockerfile")) {
 		for _, a := range s.all("ARG") {
@@ -683,6 +712,11 @@ func TestDeployReadme(t *testing.T) {
 		}
 	}
 
+}
+
+// checkDockerRun checks docker run's hardening and limits against the
+// unit and the image.
+func checkDockerRun(t *testing.T, blocks []string, u unit) {
 	run := strings.Fields(blockWith(t, blocks, "docker run"))
 	flags := map[string][]string{}
 	for i := 0; i < len(run); i++ {
@@ -738,9 +772,6 @@ func TestDeployReadme(t *testing.T) {
 		if strings.HasPrefix(e, "NDIRO_ADDR") {
 			t.Errorf("docker run sets %s; the image's 0.0.0.0 is what the published port reaches", e)
 		}
-	}
-	if env := blockWith(t, blocks, "output -raw env_file"); strings.Contains(env, "NDIRO_ADDR") {
-		t.Errorf("the env file steps set NDIRO_ADDR:\n%s", env)
 	}
 }
 
