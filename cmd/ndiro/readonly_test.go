@@ -21,8 +21,9 @@ import (
 
 // readOnlyScript runs in a mount namespace of its own, as root: it makes
 // every mount read-only (what docker run --read-only does to the
-// container's filesystem), then mounts a small tmpfs on $SPOOL (--tmpfs
-// /tmp) and binds $DATA writable (local mode's data directory, a volume),
+// container's filesystem), then mounts a small tmpfs on $SPOOL with the
+// README's options (--tmpfs /tmp:noexec,nosuid,nodev) and binds $DATA
+// writable (local mode's data directory, a volume),
 // checks that $PROBE cannot be written, and becomes ndiro.
 const readOnlyScript = `set -eu
 mount --make-rprivate /
@@ -30,7 +31,7 @@ awk '{print $5}' /proc/self/mountinfo | while read -r m; do
   case "$m" in /proc|/proc/*|/sys|/sys/*|/dev|/dev/*) continue ;; esac
   mount -o remount,bind,ro "$m" 2>/dev/null || true
 done
-mount -t tmpfs -o size="$SPOOL_SIZE",mode=1777 ndiro-spool "$SPOOL"
+mount -t tmpfs -o size="$SPOOL_SIZE",mode=1777,noexec,nosuid,nodev ndiro-spool "$SPOOL"
 mount --bind "$DATA" "$DATA"
 mount -o remount,bind,rw "$DATA"
 if touch "$PROBE" 2>/dev/null; then echo "readonly: $PROBE is writable" >&2; exit 97; fi
