@@ -282,16 +282,21 @@ func TestReleaseVersionDefaults(t *testing.T) {
 		}
 	})
 	// Outside any repository: git finds none above the temporary directory.
-	noGit := func(t *testing.T, version string) string {
+	noGit := func(t *testing.T, version string, vars ...string) string {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "VERSION"), []byte(version), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return stampedVersion(t, releaseCommand(t, dir, []string{"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir)}))
+		return stampedVersion(t, releaseCommand(t, dir, []string{"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir)}, vars...))
 	}
 	t.Run("archive", func(t *testing.T) {
 		if got := noGit(t, "v0.3.0-1-g11f9aa7\n11f9aa7\n"); got != "v0.3.0-1-g11f9aa7" {
 			t.Errorf("make release without git stamps %q, want VERSION's first line v0.3.0-1-g11f9aa7", got)
+		}
+	})
+	t.Run("empty VERSION, as the Dockerfile passes it without build arguments", func(t *testing.T) {
+		if got := noGit(t, "v0.3.0\n", "VERSION=", "COMMIT=", "BUILD_TIME="); got != "v0.3.0" {
+			t.Errorf("make release VERSION= stamps %q, want the VERSION file's v0.3.0", got)
 		}
 	})
 	t.Run("archive of an untagged commit", func(t *testing.T) {
