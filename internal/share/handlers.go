@@ -171,12 +171,13 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	}
 	u := user.FromContext(r.Context())
 	f := Form{
-		Label:   r.PostForm.Get("label"),
-		From:    r.PostForm.Get("from"),
-		To:      r.PostForm.Get("to"),
-		Expiry:  r.PostForm.Get("expiry"),
-		Notes:   r.PostForm.Get("notes"),
-		Numbers: r.PostForm.Get("numbers"),
+		Label:    r.PostForm.Get("label"),
+		From:     r.PostForm.Get("from"),
+		To:       r.PostForm.Get("to"),
+		Expiry:   r.PostForm.Get("expiry"),
+		Notes:    r.PostForm.Get("notes"),
+		Numbers:  r.PostForm.Get("numbers"),
+		Comments: r.PostForm.Get("comments"),
 	}
 	sh, ok := f.Parse(u.ID, h.now())
 	if !ok {
