@@ -81,10 +81,10 @@ func TestBrowserRevokeStopsPhotos(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// 2. Follow a thumbnail's link: the display size opens.
+	// 2. Open a photo's display size by its address.
 	isImage := poll(`document.contentType === "image/jpeg"`)
 	n := log.len()
-	display, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("a.thumb").href`))
+	display, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("li.cell img").src.replace("&size=thumb", "")`))
 	if err != nil {
 		t.Fatal(err)
 	}

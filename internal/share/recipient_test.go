@@ -349,9 +349,7 @@ func TestOpensCounted(t *testing.T) {
 			if doc.Find("img").Length() != 0 || strings.Contains(resp.Body, ownerName) || strings.Contains(resp.Body, m.ID) {
 				t.Error("a link preview shows a photo, the owner's name or a meal")
 			}
-			if doc.Find(`meta[property^="og:"], meta[name^="twitter:"]`).Length() != 0 {
-				t.Error("preview metadata on a share page")
-			}
+			checkPreviewCard(t, app, doc)
 			checkRecipientHeaders(t, resp)
 			if p := request(t, anon, app.URL, "GET", photoPath(tok, m, photo.SizeThumb), "User-Agent", ua); p.StatusCode != http.StatusNotFound {
 				t.Errorf("photo for a preview fetcher = %d, want 404", p.StatusCode)
@@ -423,9 +421,9 @@ func TestRecipientPagesNameNoSecrets(t *testing.T) {
 	}
 }
 
-// TestLongRangePages: a range longer than PageDays pages by windows, each
-// ONE Query on the meals table, and the pages together show every meal of
-// the range once.
+// TestLongRangePages: a range longer than a page pages by PageWeeks
+// weeks, each page ONE Query on the meals table, and the pages together
+// show every meal of the range once.
 func TestLongRangePages(t *testing.T) {
 	t.Parallel()
 	app := apptest.New(t)
@@ -452,9 +450,9 @@ func TestLongRangePages(t *testing.T) {
 			t.Errorf("page %d made %d Queries, want 1", pages, q)
 		}
 		doc := resp.Doc()
-		doc.Find("section.day").Each(func(_ int, s *goquery.Selection) {
+		doc.Find("li.wday").Each(func(_ int, s *goquery.Selection) {
 			day := strings.TrimPrefix(s.AttrOr("id", ""), "day-")
-			s.Find("li.meal").Each(func(_ int, li *goquery.Selection) {
+			s.Find("li.cell").Each(func(_ int, li *goquery.Selection) {
 				got = append(got, strings.TrimPrefix(li.AttrOr("id", ""), "meal-")+"@"+day)
 			})
 		})
@@ -466,9 +464,14 @@ func TestLongRangePages(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("meals over all pages (-want +got):\n%s", d)
 	}
-	// The last page links back.
-	if resp := anon.Get("/s/" + tok + "?from=2026-04-03"); resp.Doc().Find(`a[rel=prev]`).AttrOr("href", "") != "/s/"+tok+"?from=2026-03-03" {
-		t.Errorf("prev link = %q, want ?from=2026-03-03", resp.Doc().Find(`a[rel=prev]`).AttrOr("href", ""))
+	// A day in the middle of a week opens on its week (2 Apr, the range's
+	// weeks starting on Thursdays) and links back PageWeeks weeks.
+	last := anon.Get("/s/" + tok + "?from=2026-04-03").Doc()
+	if got := last.Find("section.sweek").First().AttrOr("id", ""); got != "week-2026-04-02" {
+		t.Errorf("?from=2026-04-03 opens on %q, want week-2026-04-02", got)
+	}
+	if got := last.Find(`a[rel=prev]`).AttrOr("href", ""); got != "/s/"+tok+"?from=2026-02-26" {
+		t.Errorf("prev link = %q, want ?from=2026-02-26", got)
 	}
 	if resp := anon.Get("/s/" + tok + "?from=2026-13-01"); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("malformed from = %d, want 400", resp.StatusCode)
@@ -700,7 +703,8 @@ func TestTokensNeverLogged(t *testing.T) {
 
 // TestRecipientRefusalsLeadBack: a refusal under a link that opens (a day
 // outside its range, a badly written day) leads back to the shared diary,
-// not to the start page's sign-in; an unknown link offers no way into it.
+// not to the start page's sign-in; an unknown or expired link leads to
+// the note saying what a shared diary link is.
 func TestRecipientRefusalsLeadBack(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -715,7 +719,8 @@ func TestRecipientRefusalsLeadBack(t *testing.T) {
 		{"/s/" + w.valid + "/week?start=2027-05-01", http.StatusNotFound, "/s/" + w.valid},
 		{"/s/" + w.valid + "/week?start=tomorrow", http.StatusBadRequest, "/s/" + w.valid},
 		{"/s/" + w.valid + "/photo/2026-09-02/235959-abcdef?v=000000000000", http.StatusNotFound, "/s/" + w.valid},
-		{"/s/" + w.unknown, http.StatusNotFound, "/"},
+		{"/s/" + w.unknown, http.StatusNotFound, share.AboutPath},
+		{"/s/" + w.expired, http.StatusGone, share.AboutPath},
 	} {
 		resp := anon.Get(tc.path)
 		next := resp.Doc().Find(".error-next a")
@@ -763,5 +768,26 @@ func TestOpensWrittenLater(t *testing.T) {
 	}
 	if got := stored(); got != 2 {
 		t.Errorf("stored opens after Close = %d, want 2", got)
+	}
+}
+
+// checkPreviewCard checks a page's Open Graph card: generic words and the
+// app icon, nothing personal.
+func checkPreviewCard(t *testing.T, app *apptest.App, doc *goquery.Document) {
+	t.Helper()
+	card := map[string]string{}
+	doc.Find(`meta[property^="og:"]`).Each(func(_ int, s *goquery.Selection) { card[s.AttrOr("property", "")] = s.AttrOr("content", "") })
+	if card["og:title"] != "A shared meal diary" || !strings.Contains(card["og:description"], "shared meal diary") && !strings.Contains(card["og:description"], "meal diary") {
+		t.Errorf("og:title %q, og:description %q; want the generic words", card["og:title"], card["og:description"])
+	}
+	if img := card["og:image"]; !strings.HasPrefix(img, app.URL+"/static/icon-512.png?v=") {
+		t.Errorf("og:image = %q, want the app icon's absolute URL", img)
+	}
+	for k, v := range card {
+		for _, s := range []string{ownerName, ownerEmail, "Dr. Rossi", "2026", "/s/"} {
+			if strings.Contains(v, s) {
+				t.Errorf("%s = %q holds %q", k, v, s)
+			}
+		}
 	}
 }
