@@ -67,6 +67,8 @@ type week struct {
 // typical is the usual time of one kind of meal: the median.
 type typical struct {
 	Kind meal.Kind
+	// Name is the kind as a word that starts a list item: "Breakfast".
+	Name string
 	HHMM string
 	N    int
 }
@@ -204,7 +206,7 @@ func summarize(sh *Share, red []meal.Meal, days int, of string) summary {
 		if len(ms)%2 == 0 {
 			med = (ms[len(ms)/2-1] + ms[len(ms)/2]) / 2
 		}
-		out.Times = append(out.Times, typical{Kind: k, HHMM: fmt.Sprintf("%02d:%02d", med/60, med%60), N: len(ms)})
+		out.Times = append(out.Times, typical{Kind: k, Name: capitalise(string(k)), HHMM: fmt.Sprintf("%02d:%02d", med/60, med%60), N: len(ms)})
 	}
 	return out
 }
