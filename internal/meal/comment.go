@@ -251,6 +251,9 @@ func (s *Store) DeleteComment(ctx context.Context, userID string, d Date, id, co
 			return nil, fmt.Errorf("meal: delete comment: %w", ErrNoComment)
 		}
 		delete(m.Comments, commentID)
+		if len(m.Comments) == 0 {
+			m.Comments = nil // no attribute rather than an empty map, which the in-process emulator stores wrong
+		}
 		rev := m.CommentRev
 		m.CommentRev = rev + 1
 		err = s.replace(ctx, m, m.Version, rev)

@@ -156,6 +156,59 @@ func TestUpdateMergesComments(t *testing.T) {
 	if _, err := s.DeleteComment(ctx, "u1", date(t, m.Date), "123000-000000", early.ID); !errors.Is(err, meal.ErrNotFound) {
 		t.Errorf("DeleteComment on a missing meal = %v, want ErrNotFound", err)
 	}
+	// The last one: the meal reads back without comments, and takes a
+	// new first one.
+	if _, err := s.DeleteComment(ctx, "u1", date(t, m.Date), m.ID, late.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, s, m); len(got.Comments) != 0 || got.Notes != "edited again" {
+		t.Errorf("after deleting the last comment: %d comments, notes %q", len(got.Comments), got.Notes)
+	}
+	if err := s.AddComment(ctx, "u1", date(t, m.Date), m.ID, comment(at.Add(2*time.Hour), "share-a", "again")); err != nil {
+		t.Errorf("a first comment after the last was deleted = %v", err)
+	}
+}
+
+// TestMonthWithComments: the owner's month page with comments on 30 of
+// its 90 meals is still ONE Query reading exactly the 90 meals items
+// (comments live on them, not beside them), and shows 30 badges.
+func TestMonthWithComments(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	ctx := context.Background()
+	owner := localenv.Subject(admin)
+	at := time.Date(2026, 9, 30, 20, 0, 0, 0, time.UTC)
+	for i := range 90 {
+		m := &meal.Meal{UserID: owner, Date: fmt.Sprintf("2026-09-%02d", i/3+1), Time: fmt.Sprintf("%02d:00:00", 8+5*(i%3)), Kind: meal.Lunch, Notes: "meal"}
+		if err := app.Meals.Create(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 1 {
+			for j := range 1 + i%4 {
+				if err := app.Meals.AddComment(ctx, owner, date(t, m.Date), m.ID, comment(at.Add(time.Duration(i*10+j)*time.Second), "share-a", "comment")); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	app.Calls.Reset()
+	resp := c.Get("/meals?month=2026-09")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("month = %d", resp.StatusCode)
+	}
+	if n := app.Calls.Counts()["Query"]; n != 1 {
+		t.Errorf("the month made %d Queries, want 1", n)
+	}
+	if n := app.Calls.Scanned()["Query"]; n != 90 {
+		t.Errorf("the month's Query read %d items, want the 90 meals", n)
+	}
+	doc := resp.Doc()
+	if n := doc.Find("li.meal").Length(); n != 90 {
+		t.Errorf("%d cards, want 90", n)
+	}
+	if n := doc.Find(".comments-badge").Length(); n != 30 {
+		t.Errorf("%d comment badges, want 30", n)
+	}
 }
 
 // TestDeleteVersionSeesComments: the row a move retires must be the one

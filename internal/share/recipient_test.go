@@ -171,37 +171,46 @@ func TestStoppedLinks(t *testing.T) {
 	}
 }
 
-// TestRedaction: a link without notes and numbers has neither anywhere in
-// its page or print page: not in text, not in attributes (alt texts), not
-// as day totals. The same meal through a link that shows them proves the
-// fixture would be seen.
+// TestRedaction: a link without notes and numbers has neither anywhere
+// in any recipient page (the overview and its summary, the week table,
+// both meals' pages, the print page): not in text, not in attributes (alt
+// texts), not as day totals or averages. kcal 512.5 may show as 512.5
+// (the meal, its day) and as 513 (the average logged day, rounded), and
+// protein as 37.5 g. The same meals through links that show them prove
+// the fixture would be seen.
 func TestRedaction(t *testing.T) {
 	t.Parallel()
 	app := apptest.New(t)
 	owner := signUp(t, app, ownerEmail, ownerName)
 	const word, kcal = "Zanzibarquinoa", "512.5"
-	addMeal(t, app, owner, ownerEmail, "2026-09-02", "12:30", "lunch", jpegOf(t, 64, 48, color.RGBA{200, 40, 40, 255}),
-		"notes", "Spiced "+word+" bowl", "kcal", kcal, "protein_g", "31.5", "carbs_g", "77.5", "fat_g", "12.5", "hunger", "4", "fullness", "2")
-	addMeal(t, app, owner, ownerEmail, "2026-09-02", "16:00", "snack", nil, "notes", word+" again", "kcal", "100")
+	lunch := addMeal(t, app, owner, ownerEmail, "2026-09-02", "12:30", "lunch", jpegOf(t, 64, 48, color.RGBA{200, 40, 40, 255}),
+		"notes", "Spiced "+word+" bowl", "kcal", kcal, "protein_g", "37.5", "carbs_g", "77.5", "fat_g", "12.5", "hunger", "4", "fullness", "2")
+	snack := addMeal(t, app, owner, ownerEmail, "2026-09-03", "16:00", "snack", nil, "notes", word+" again")
 	redacted := createShare(t, owner, shareForm("notes", "", "numbers", ""))
 	notesOnly := createShare(t, owner, shareForm("numbers", ""))
 	full := createShare(t, owner, shareForm())
 
-	secrets := []string{word, kcal, "612.5", "31.5", "77.5", "12.5", "hunger", "fullness"}
+	// In text and attributes alike; "513" (kcal rounded) in the text, as
+	// a meal ID or photo tag in an attribute may hold those digits.
 	noteSecrets := []string{word}
-	numberSecrets := []string{kcal, "612.5", "31.5", "77.5", "12.5", "hunger", "fullness"}
-	pages := func(tok string) []string { return []string{"/s/" + tok, "/s/" + tok + "/week?start=2026-09-01"} }
+	numberSecrets := []string{kcal, "37.5", "77.5", "12.5", "hunger", "fullness", "Hunger", "Fullness", "Energy", "kcal"}
+	numberText := []string{"513"}
+	pages := func(tok string) []string {
+		return []string{"/s/" + tok, "/s/" + tok + "/week?start=2026-09-01", "/s/" + tok + "/print",
+			mealPath(tok, lunch), mealPath(tok, snack)}
+	}
 	anon := app.Client()
 	for _, tc := range []struct {
-		name       string
-		tok        string
-		hidden     []string
-		shown      []string
-		numbersBox bool
+		name           string
+		tok            string
+		hidden, shown  []string
+		hiddenText     []string
+		shownText      []string
+		numbersOnPages bool
 	}{
-		{"no notes, no numbers", redacted, secrets, nil, false},
-		{"notes only", notesOnly, numberSecrets, noteSecrets, false},
-		{"notes and numbers", full, nil, secrets, true},
+		{"no notes, no numbers", redacted, append(noteSecrets, numberSecrets...), nil, numberText, nil, false},
+		{"notes only", notesOnly, numberSecrets, noteSecrets, numberText, nil, false},
+		{"notes and numbers", full, nil, append(noteSecrets, kcal), nil, numberText, true},
 	} {
 		for _, p := range pages(tc.tok) {
 			t.Run(tc.name+" "+strings.Replace(p, tc.tok, "{token}", 1), func(t *testing.T) {
@@ -210,20 +219,37 @@ func TestRedaction(t *testing.T) {
 					t.Fatalf("GET = %d, want 200", resp.StatusCode)
 				}
 				all := everything(t, resp.Body)
+				text := resp.Doc().Find("body").Text()
 				for _, s := range tc.hidden {
 					if strings.Contains(all, s) || strings.Contains(resp.Body, s) {
 						t.Errorf("page holds %q, which this link does not show", s)
 					}
 				}
+				for _, s := range tc.hiddenText {
+					if strings.Contains(text, s) {
+						t.Errorf("page text holds %q, which this link does not show", s)
+					}
+				}
+				onLunch := !strings.Contains(p, snack.ID)
 				for _, s := range tc.shown {
+					if s == kcal && !onLunch {
+						continue // the snack's own page has no number
+					}
 					if !strings.Contains(all, s) {
 						t.Errorf("page lacks %q, which this link shows", s)
 					}
 				}
-				if got := resp.Doc().Find(".numbers, .total").Length() > 0; got != tc.numbersBox {
-					t.Errorf("numbers or totals on the page = %v, want %v", got, tc.numbersBox)
+				if p == "/s/"+tc.tok {
+					for _, s := range tc.shownText {
+						if !strings.Contains(text, s) {
+							t.Errorf("summary lacks %q, which this link shows", s)
+						}
+					}
 				}
-				if resp.Doc().Find(`img[src*="size=thumb"]`).Length() == 0 {
+				if got := resp.Doc().Find(".numbers, .total, .averages").Length() > 0; got != (tc.numbersOnPages && onLunch) {
+					t.Errorf("numbers, totals or averages on the page = %v, want %v", got, tc.numbersOnPages && onLunch)
+				}
+				if onLunch && resp.Doc().Find(`img[src*="/photo/"]`).Length() == 0 {
 					t.Error("no photo on the page: photos always show")
 				}
 			})
