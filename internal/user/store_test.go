@@ -82,13 +82,13 @@ func (w *storeWorld) create(t *testing.T, id string) *user.User {
 	return u
 }
 
-// get reads id through the store and returns the row and the GetItems
-// the read took.
-func (w *storeWorld) get(t *testing.T, id string) (*user.User, error, int) {
+// get reads id through the store and returns the row, the GetItems the
+// read took and its error.
+func (w *storeWorld) get(t *testing.T, id string) (*user.User, int, error) {
 	t.Helper()
 	w.calls.Reset()
 	u, err := w.s.Get(context.Background(), id)
-	return u, err, w.calls.Counts()["GetItem"]
+	return u, w.calls.Counts()["GetItem"], err
 }
 
 func TestCreateAndGet(t *testing.T) {
@@ -97,7 +97,7 @@ func TestCreateAndGet(t *testing.T) {
 	w := newStore(t)
 	u := w.create(t, "u1")
 	// The row written is cached: the sign-in's next request reads nothing.
-	got, err, gets := w.get(t, "u1")
+	got, gets, err := w.get(t, "u1")
 	if err != nil || gets != 0 {
 		t.Fatalf("Get after Create = %v with %d GetItems, want the row with 0", err, gets)
 	}
@@ -110,7 +110,7 @@ func TestCreateAndGet(t *testing.T) {
 	}
 	// Read back from the table, the row is the same.
 	w.clock.Advance(user.CacheTTL)
-	got, err, gets = w.get(t, "u1")
+	got, gets, err = w.get(t, "u1")
 	if err != nil || gets != 1 {
 		t.Fatalf("Get after the TTL = %v with %d GetItems, want a read", err, gets)
 	}
@@ -127,10 +127,10 @@ func TestCreateAndGet(t *testing.T) {
 	if err := w.s.Create(ctx, &user.User{Email: "x@example.com"}); err == nil {
 		t.Error("Create with an empty ID = nil error")
 	}
-	if _, err, gets := w.get(t, "nobody"); !errors.Is(err, user.ErrNotFound) || gets != 1 {
+	if _, gets, err := w.get(t, "nobody"); !errors.Is(err, user.ErrNotFound) || gets != 1 {
 		t.Errorf("Get(nobody) = %v with %d GetItems, want ErrNotFound with 1", err, gets)
 	}
-	if _, err, gets := w.get(t, "nobody"); !errors.Is(err, user.ErrNotFound) || gets != 0 {
+	if _, gets, err := w.get(t, "nobody"); !errors.Is(err, user.ErrNotFound) || gets != 0 {
 		t.Errorf("Get(nobody) again = %v with %d GetItems, want the cached ErrNotFound with 0", err, gets)
 	}
 	if ok, err := w.s.Active(ctx, "nobody"); ok || !errors.Is(err, user.ErrNotFound) {
@@ -150,19 +150,17 @@ func TestCreateAndGet(t *testing.T) {
 	}
 }
 
-// TestWritesReachTheNextRead is the guard cache's rule in its own
-// package: with the row cached and the clock standing still (no TTL can
-// lapse), every write through the Store decides the very next Get and
-// Active, and a write the table refused or that failed drops the entry
-// too.
-func TestWritesReachTheNextRead(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	for _, tc := range []struct {
-		name  string
-		write func(s *user.Store) error
-		check func(u *user.User, err error) string
-	}{
+// guardWrite is a write through the Store and what the next read of the
+// row must show after it ("" if it does).
+type guardWrite struct {
+	name  string
+	write func(s *user.Store) error
+	check func(u *user.User, err error) string
+}
+
+// guardWrites are the writes the guard must see at once.
+func guardWrites(ctx context.Context) []guardWrite {
+	return []guardWrite{
 		{"disable", func(s *user.Store) error { return s.SetDisabled(ctx, "u1", true) }, func(u *user.User, err error) string {
 			if err != nil || !u.Disabled() || u.Active() {
 				return "want the row disabled"
@@ -208,18 +206,29 @@ func TestWritesReachTheNextRead(t *testing.T) {
 			}
 			return ""
 		}},
-	} {
+	}
+}
+
+// TestWritesReachTheNextRead is the guard cache's rule in its own
+// package: with the row cached and the clock standing still (no TTL can
+// lapse), every write through the Store decides the very next Get and
+// Active, and a write the table refused or that failed drops the entry
+// too.
+func TestWritesReachTheNextRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range guardWrites(ctx) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := newStore(t)
 			w.create(t, "u1")
-			if _, err, gets := w.get(t, "u1"); err != nil || gets != 0 {
+			if _, gets, err := w.get(t, "u1"); err != nil || gets != 0 {
 				t.Fatalf("warm Get = %v with %d GetItems, want the cached row", err, gets)
 			}
 			if err := tc.write(w.s); err != nil {
 				t.Fatal(err)
 			}
-			u, err, _ := w.get(t, "u1")
+			u, _, err := w.get(t, "u1")
 			if msg := tc.check(u, err); msg != "" {
 				t.Errorf("Get right after the write = %+v, %v: %s", u, err, msg)
 			}
@@ -248,7 +257,7 @@ func TestWritesReachTheNextRead(t *testing.T) {
 			if err := write(); err == nil {
 				t.Fatal("the write went through, want a refusal or a failure")
 			}
-			if u, err, gets := w.get(t, "u1"); err != nil || !u.Disabled() || gets != 1 {
+			if u, gets, err := w.get(t, "u1"); err != nil || !u.Disabled() || gets != 1 {
 				t.Errorf("Get after a refused write = %+v, %v with %d GetItems, want the row read again (disabled)", u, err, gets)
 			}
 			w.clock.Advance(user.CacheTTL) // and back to active for the next round
@@ -283,11 +292,11 @@ func TestEditsOutsideTheAppShowAfterTheTTL(t *testing.T) {
 	w.create(t, "u1")
 	disableAround(t, w)
 	w.clock.Advance(user.CacheTTL - time.Nanosecond)
-	if u, _, gets := w.get(t, "u1"); u.Disabled() || gets != 0 {
+	if u, gets, _ := w.get(t, "u1"); u.Disabled() || gets != 0 {
 		t.Errorf("Get within the TTL = %s with %d GetItems, want the cached active row", u.Status, gets)
 	}
 	w.clock.Advance(time.Nanosecond)
-	if u, _, gets := w.get(t, "u1"); !u.Disabled() || gets != 1 {
+	if u, gets, _ := w.get(t, "u1"); !u.Disabled() || gets != 1 {
 		t.Errorf("Get at the TTL = %s with %d GetItems, want the disabled row read again", u.Status, gets)
 	}
 }
