@@ -224,3 +224,39 @@ func TestHandleQuiet(t *testing.T) {
 		})
 	}
 }
+
+// TestSecurityHeaders: the literal headers every response carries, HSTS
+// only when asked, and a handler changing one of them (Set, or even Add)
+// changes its own response only, never the values the next ones share.
+func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
+	want := http.Header{
+		"X-Content-Type-Options":  {"nosniff"},
+		"X-Frame-Options":         {"DENY"},
+		"Referrer-Policy":         {"same-origin"},
+		"Content-Security-Policy": {"default-src 'self'; img-src 'self' blob: data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"},
+	}
+	for _, hsts := range []bool{false, true} {
+		h := SecurityHeaders(hsts)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/share" {
+				w.Header().Set("Referrer-Policy", "no-referrer")
+				w.Header().Add("Content-Security-Policy", "sandbox")
+			}
+		}))
+		for _, path := range []string{"/", "/share", "/"} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+			w := want.Clone()
+			if hsts {
+				w.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+			}
+			if path == "/share" {
+				w.Set("Referrer-Policy", "no-referrer")
+				w.Add("Content-Security-Policy", "sandbox")
+			}
+			if d := cmp.Diff(w, rec.Header()); d != "" {
+				t.Errorf("hsts %v, GET %s: headers (-want +got):\n%s", hsts, path, d)
+			}
+		}
+	}
+}
