@@ -9,6 +9,7 @@ import (
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
+	"ndiro/internal/user"
 )
 
 // owner is a signed-up owner of the app with one meal that has a photo.
@@ -144,5 +145,33 @@ func TestCookieReplayAfterLogout(t *testing.T) {
 	}
 	if r := o.c.Get(o.thumb); r.StatusCode != http.StatusSeeOther || !strings.HasPrefix(r.Location(), "/login") {
 		t.Errorf("the logged-out browser's photo = %d %q, want 303 to /login", r.StatusCode, r.Location())
+	}
+}
+
+// TestGuardStoreFailure: when the users table cannot be read, the guard
+// answers 500 on both of its routes and keeps the session: a failure of
+// ours is not a reason to sign anyone out.
+func TestGuardStoreFailure(t *testing.T) {
+	t.Parallel()
+	faults := &apptest.Faults{}
+	app := apptest.New(t, apptest.Options{Faults: faults})
+	admin := app.Client()
+	admin.SignIn("admin@example.com")
+	o := newOwner(t, app, admin, "owner@example.com")
+	app.Clock.Advance(user.CacheTTL) // the cached row lapses: the guard must read the table
+	faults.Fail("GetItem", app.Tables.Users.Name, 0)
+	for _, p := range []string{"/meals", o.thumb} {
+		if r := o.c.Get(p); r.StatusCode != http.StatusInternalServerError {
+			t.Errorf("GET %s with the users table failing = %d %q, want 500", p, r.StatusCode, r.Location())
+		}
+	}
+	if _, found, err := app.Sessions.Store.Find(o.token); err != nil || !found {
+		t.Errorf("session store Find = found %v, %v; want the session kept", found, err)
+	}
+	faults.Clear()
+	for _, p := range []string{"/meals", o.thumb} {
+		if r := o.c.Get(p); r.StatusCode != http.StatusOK {
+			t.Errorf("GET %s once the table answers = %d, want 200", p, r.StatusCode)
+		}
 	}
 }
