@@ -262,8 +262,8 @@ func TestAdminShares(t *testing.T) {
 	if html, _ := doc.Html(); strings.Contains(html, "Coach Kim") || strings.Contains(html, "Dr. Rossi") {
 		t.Error("the admin list shows a share's label")
 	}
-	if n := doc.Find("tbody tr").Length(); n != 3 {
-		t.Errorf("admin list has %d rows, want 3 (the revoked link is gone)", n)
+	if n := doc.Find("tbody tr").Length(); n != 4 {
+		t.Errorf("admin list has %d rows, want 4 (valid, commenting, expired, the other owner's; the revoked link is gone)", n)
 	}
 	if resp := w.admin.PostForm("/admin/shares/"+otherTok+"/revoke", nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("admin revoke = %d, want 303", resp.StatusCode)
