@@ -415,6 +415,8 @@ func TestRecipientPagesNameNoSecrets(t *testing.T) {
 		"/s/" + w.valid + "?from=2026-09-20", "/s/" + w.valid + "?from=bad",
 		"/s/" + w.expired, "/s/" + w.revoked, "/s/" + w.unknown,
 		"/s/" + w.valid + "/photo/2026-09-20/" + w.outOfRange.ID,
+		mealPath(w.valid, w.inRange), mealPath(w.commenting, w.inRange), "/s/" + w.valid + "/print",
+		mealPath(w.valid, w.outOfRange), "/shared",
 	}
 	for _, p := range paths {
 		for _, c := range []*apptest.Client{anon, w.owner} {
