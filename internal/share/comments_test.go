@@ -18,8 +18,7 @@ import (
 // the owner sees it on the meal (from the link, by its label, at a time
 // in their zone, named), as a badge on the month and as new on /shares,
 // whose comments page lists it and counts it seen; another link's
-// recipient never sees it; the owner deletes it; after a revoke the
-// owner keeps the comments, labelled, and the link takes no more.
+// recipient never sees it; the owner deletes it.
 func TestCommentFlow(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -96,8 +95,16 @@ func TestCommentFlow(t *testing.T) {
 		t.Errorf("deleting it again = %d, want 404", resp.StatusCode)
 	}
 
-	// Revoke: the owner keeps what was written, labelled; the link takes
-	// no more, and its pages are gone.
+}
+
+// TestCommentsOutliveRevoke: after a revoke the owner keeps what was
+// written through the link, labelled; the link takes no more, and its
+// pages are gone.
+func TestCommentsOutliveRevoke(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	app := w.app
+	anon := app.Client()
 	if resp := anon.PostForm(mealPath(w.commenting, w.inRange)+"/comments", url.Values{"text": {"Second thought."}}); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("second comment = %d", resp.StatusCode)
 	}

@@ -95,49 +95,7 @@ func TestBrowserRecipientFlow(t *testing.T) {
 		{"phone", phone, swipeLeft(), "Swiped here: more greens, please.", 1},
 		{"desktop", desk, chromedp.KeyEvent(kb.ArrowRight), "From the clinic: a good plate.", 2},
 	} {
-		ctx, cancel := context.WithTimeout(tc.ctx, 40*time.Second)
-		// 1. The overview: the summary and the first week on the screen,
-		// nothing past its sides.
-		if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+"/s/"+tok), chromedp.WaitVisible(chromedp.CSS(`#summary`))); err != nil {
-			t.Fatalf("%s: overview: %v", tc.name, err)
-		}
-		l, err := chromedp.Run(ctx, chromedp.Evaluate[layout](layoutJS))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if l.ScrollWidth > l.Width {
-			wide, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right))`))
-			t.Logf("%s: wide: %q", tc.name, wide)
-		}
-		if l.ScrollWidth > l.Width || l.SummaryRight > float64(l.Width)+0.5 || l.WeekRight > float64(l.Width)+0.5 || l.WeekLeft < 0 {
-			t.Errorf("%s: page %d px wide in %d, summary to %.0f, week %.0f–%.0f: want nothing past the sides", tc.name, l.ScrollWidth, l.Width, l.SummaryRight, l.WeekLeft, l.WeekRight)
-		}
-		if l.SummaryTop < 0 || l.FirstDayTop > l.Height {
-			t.Errorf("%s: summary at %.0f, first day at %.0f in a %.0f px screen: want both on the first screen", tc.name, l.SummaryTop, l.FirstDayTop, l.Height)
-		}
-		// 2. A thumbnail opens its meal; then the next one.
-		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#meal-`+ms[0].ID+` a.cell-link`)), chromedp.WaitVisible(chromedp.CSS(`article.smeal img.photo`))); err != nil {
-			t.Fatalf("%s: open a meal: %v", tc.name, err)
-		}
-		if loc, _ := chromedp.Run(ctx, chromedp.Location()); loc != mealURL(ms[0]) {
-			t.Errorf("%s: the thumbnail opened %s, want %s", tc.name, loc, mealURL(ms[0]))
-		}
-		if err := chromedp.Do(ctx, tc.next, chromedp.WaitVisible(chromedp.CSS(`article#meal-`+ms[1].ID+` img.photo`))); err != nil {
-			loc, _ := chromedp.Run(ctx, chromedp.Location())
-			t.Fatalf("%s: to the next meal: %v; at %s", tc.name, err, loc)
-		}
-		// 3. A comment.
-		if err := chromedp.Do(ctx,
-			chromedp.SendKeys(chromedp.CSS(`#text`), tc.text),
-			chromedp.Submit(chromedp.CSS(`#text`)),
-			chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#comments li.comment:nth-child(%d)`, tc.nth))),
-		); err != nil {
-			t.Fatalf("%s: comment: %v", tc.name, err)
-		}
-		if got, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#comments .comment-text")].map(p => p.textContent)`)); !slices.Contains(got, tc.text) {
-			t.Errorf("%s: the comments show as %q, want %q among them", tc.name, got, tc.text)
-		}
-		cancel()
+		visit(t, tc.ctx, tc.name, app.URL+"/s/"+tok, ms[0].ID, mealURL(ms[0]), ms[1].ID, tc.next, tc.text, tc.nth)
 	}
 
 	// 4. The owner, signed in on the desktop: both comments on the meal,
@@ -177,5 +135,57 @@ func TestBrowserRecipientFlow(t *testing.T) {
 	status, err := chromedp.Run(pctx, chromedp.Evaluate[int](fmt.Sprintf(`fetch(%q).then(r => r.status)`, photoPath(tok, ms[1], photo.SizeThumb)), chromedp.EvalAwaitPromise))
 	if err != nil || status != http.StatusNotFound {
 		t.Errorf("a photo after revoke = %d (%v), want 404", status, err)
+	}
+}
+
+// visit is one recipient's visit on the device of ctx: the overview at
+// link, its summary and first week on the screen with nothing past its
+// sides; the thumbnail of the meal first (at firstURL) opened, then the
+// meal next by the action next; the comment text left there, the nth on
+// that meal.
+func visit(t *testing.T, bctx context.Context, name, link, first, firstURL, next string, step chromedp.Action[chromedp.Void], text string, nth int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(bctx, 40*time.Second)
+	defer cancel()
+	// 1. The overview: the summary and the first week on the screen,
+	// nothing past its sides.
+	if err := chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS(`#summary`))); err != nil {
+		t.Fatalf("%s: overview: %v", name, err)
+	}
+	l, err := chromedp.Run(ctx, chromedp.Evaluate[layout](layoutJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.ScrollWidth > l.Width {
+		wide, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right))`))
+		t.Logf("%s: wide: %q", name, wide)
+	}
+	if l.ScrollWidth > l.Width || l.SummaryRight > float64(l.Width)+0.5 || l.WeekRight > float64(l.Width)+0.5 || l.WeekLeft < 0 {
+		t.Errorf("%s: page %d px wide in %d, summary to %.0f, week %.0f–%.0f: want nothing past the sides", name, l.ScrollWidth, l.Width, l.SummaryRight, l.WeekLeft, l.WeekRight)
+	}
+	if l.SummaryTop < 0 || l.FirstDayTop > l.Height {
+		t.Errorf("%s: summary at %.0f, first day at %.0f in a %.0f px screen: want both on the first screen", name, l.SummaryTop, l.FirstDayTop, l.Height)
+	}
+	// 2. A thumbnail opens its meal; then the next one.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#meal-`+first+` a.cell-link`)), chromedp.WaitVisible(chromedp.CSS(`article.smeal img.photo`))); err != nil {
+		t.Fatalf("%s: open a meal: %v", name, err)
+	}
+	if loc, _ := chromedp.Run(ctx, chromedp.Location()); loc != firstURL {
+		t.Errorf("%s: the thumbnail opened %s, want %s", name, loc, firstURL)
+	}
+	if err := chromedp.Do(ctx, step, chromedp.WaitVisible(chromedp.CSS(`article#meal-`+next+` img.photo`))); err != nil {
+		loc, _ := chromedp.Run(ctx, chromedp.Location())
+		t.Fatalf("%s: to the next meal: %v; at %s", name, err, loc)
+	}
+	// 3. A comment.
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#text`), text),
+		chromedp.Submit(chromedp.CSS(`#text`)),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#comments li.comment:nth-child(%d)`, nth))),
+	); err != nil {
+		t.Fatalf("%s: comment: %v", name, err)
+	}
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#comments .comment-text")].map(p => p.textContent)`)); !slices.Contains(got, text) {
+		t.Errorf("%s: the comments show as %q, want %q among them", name, got, text)
 	}
 }
