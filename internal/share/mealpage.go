@@ -157,7 +157,6 @@ func (h *Handler) renderMeal(w http.ResponseWriter, r *http.Request, status int,
 			return err
 		}
 	}
-	p.Title = pageTitle
 	return h.pages.Render(w, r, status, "share/meal", p)
 }
 

@@ -70,22 +70,20 @@ type typical struct {
 	// Name is the kind as a word that starts a list item: "Breakfast".
 	Name string
 	HHMM string
-	N    int
 }
 
 // summary is the range (or the page's part of it) at a glance, computed
 // from the page's own redacted meals only.
 type summary struct {
 	// Of says what it covers: "the shared days" or "1 Sep – 5 Oct 2026".
-	Of                string
-	Logged, Days      int
-	Meals             int
-	PerDay            string // meals per logged day, "3.2"
-	Times             []typical
-	Numbers           bool
-	Kcal, P, C, F     *meal.Average
-	HasAverages       bool
-	PhotosOnly, Notes bool
+	Of            string
+	Logged, Days  int
+	Meals         int
+	PerDay        string // meals per logged day, "3.2"
+	Times         []typical
+	Numbers       bool
+	Kcal, P, C, F *meal.Average
+	HasAverages   bool
 }
 
 // cellOf turns m, already redacted for sh, into its cell, with URLs under
@@ -184,8 +182,7 @@ func summarize(sh *Share, red []meal.Meal, days int, of string) summary {
 	grouped := meal.GroupByDay(red)
 	s := meal.Summarize(grouped)
 	out := summary{Of: of, Logged: s.Days, Days: days, Meals: s.Meals, Numbers: sh.Numbers,
-		Kcal: s.Kcal, P: s.ProteinG, C: s.CarbsG, F: s.FatG, HasAverages: s.HasNumbers(),
-		PhotosOnly: !sh.Notes && !sh.Numbers, Notes: sh.Notes}
+		Kcal: s.Kcal, P: s.ProteinG, C: s.CarbsG, F: s.FatG, HasAverages: s.HasNumbers()}
 	if s.Days > 0 {
 		out.PerDay = fmt.Sprintf("%.1f", float64(s.Meals)/float64(s.Days))
 	}
@@ -206,7 +203,7 @@ func summarize(sh *Share, red []meal.Meal, days int, of string) summary {
 		if len(ms)%2 == 0 {
 			med = (ms[len(ms)/2-1] + ms[len(ms)/2]) / 2
 		}
-		out.Times = append(out.Times, typical{Kind: k, Name: capitalise(string(k)), HHMM: fmt.Sprintf("%02d:%02d", med/60, med%60), N: len(ms)})
+		out.Times = append(out.Times, typical{Kind: k, Name: capitalise(string(k)), HHMM: fmt.Sprintf("%02d:%02d", med/60, med%60)})
 	}
 	return out
 }
