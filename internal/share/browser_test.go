@@ -194,6 +194,20 @@ func TestBrowserWeekPrintsOnOnePage(t *testing.T) {
 	if len(pages) != 1 {
 		t.Errorf("the printed week has %d pages, want 1", len(pages))
 	}
+	// The overview (two weeks, the second empty) prints its week grids,
+	// one landscape page each, and so does the print page.
+	for _, p := range []string{"/s/" + tok, "/s/" + tok + "/print"} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+p), chromedp.Evaluate[chromedp.Void](`Promise.all([...document.images].map(i => i.loading = "eager"))`), loaded); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		res, err := chromedp.Call(ctx, page.PrintToPDF, page.PrintToPDFParams{PreferCSSPageSize: &css})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(regexp.MustCompile(`/Type\s*/Page[^s]`).FindAll(res.Data, -1)); n != 2 {
+			t.Errorf("%s prints on %d pages, want 2 (a page a week)", strings.Replace(p, tok, "{token}", 1), n)
+		}
+	}
 	// A4 landscape: 842 × 595 points.
 	box := regexp.MustCompile(`/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)`).FindSubmatch(res.Data)
 	if box == nil {

@@ -44,14 +44,18 @@ type layout struct {
 	SummaryRight, WeekRight, WeekLeft    float64
 	SummaryTop, FirstDayTop, ViewportTop float64
 	Height                               float64
+	// Thumb is the first thumbnail's width and height.
+	ThumbW, ThumbH float64
 }
 
 const layoutJS = `(() => {
 	const s = document.querySelector("#summary").getBoundingClientRect();
 	const w = document.querySelector("section.sweek").getBoundingClientRect();
 	const d = document.querySelector("section.sweek li.wday").getBoundingClientRect();
+	const i = document.querySelector("section.sweek li.cell img").getBoundingClientRect();
 	return {Width: document.documentElement.clientWidth, ScrollWidth: document.documentElement.scrollWidth,
-		SummaryRight: s.right, WeekRight: w.right, WeekLeft: w.left, SummaryTop: s.top, FirstDayTop: d.top, Height: innerHeight};
+		SummaryRight: s.right, WeekRight: w.right, WeekLeft: w.left, SummaryTop: s.top, FirstDayTop: d.top, Height: innerHeight,
+		ThumbW: i.width, ThumbH: i.height};
 })()`
 
 // TestBrowserRecipientFlow drives headless Chromium as a dietitian on a
@@ -165,6 +169,9 @@ func visit(t *testing.T, bctx context.Context, name, link, first, firstURL, next
 	}
 	if l.SummaryTop < 0 || l.FirstDayTop > l.Height {
 		t.Errorf("%s: summary at %.0f, first day at %.0f in a %.0f px screen: want both on the first screen", name, l.SummaryTop, l.FirstDayTop, l.Height)
+	}
+	if l.ThumbW < 96 || l.ThumbH < 96 || l.ThumbW-l.ThumbH > 1 || l.ThumbH-l.ThumbW > 1 {
+		t.Errorf("%s: thumbnails are %.0f×%.0f px, want square and at least 96", name, l.ThumbW, l.ThumbH)
 	}
 	// 2. A thumbnail opens its meal; then the next one.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#meal-`+first+` a.cell-link`)), chromedp.WaitVisible(chromedp.CSS(`article.smeal img.photo`))); err != nil {
