@@ -53,8 +53,9 @@ type linkCommentsPage struct {
 
 // LinkComments is GET /shares/{token}/comments: the owner's look at the
 // comments written through one of their links, newest meal first, the
-// ones they had not seen marked new; the link's new-comment count goes
-// down by those (Store.SeenComments). It reads the link's range in
+// ones written since their last look marked new; the link's new-comment
+// count goes down by what it was when the page was made
+// (Store.SeenComments), so a comment written meanwhile stays new. It reads the link's range in
 // windows of PageDays, ONE Query each. Other people's links are 404.
 func (h *Handler) LinkComments(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
@@ -101,8 +102,9 @@ func (h *Handler) LinkComments(w http.ResponseWriter, r *http.Request) error {
 	for i, j := 0, len(p.Meals)-1; i < j; i, j = i+1, j-1 { // newest meal first
 		p.Meals[i], p.Meals[j] = p.Meals[j], p.Meals[i]
 	}
-	seen := min(int64(p.New), sh.NewComments)
-	if err := h.store.SeenComments(ctx, sh.Token, u.ID, seen, h.now()); err != nil && !errors.Is(err, ErrNotFound) {
+	// The count as read before the page was made: a comment written
+	// since stays new, one deleted by the owner meanwhile stops counting.
+	if err := h.store.SeenComments(ctx, sh.Token, u.ID, sh.NewComments, h.now()); err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
 	return h.pages.Render(w, r, http.StatusOK, "share/comments", p)

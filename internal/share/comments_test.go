@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
@@ -211,5 +212,50 @@ func TestCommentRefusals(t *testing.T) {
 	resp := anon.PostForm(mealPath(w.commenting, other)+"/comments", url.Values{"text": {"x"}})
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("over the allowance = %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}
+
+// TestNewCommentCount: /shares counts the comments the owner has not
+// looked at, whichever meal they are on; a look at the link's comments
+// clears the count, also of comments the owner deleted first, and a
+// comment written after the look is new again.
+func TestNewCommentCount(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	anon := w.app.Client()
+	post := func(text string) {
+		t.Helper()
+		if resp := anon.PostForm(mealPath(w.commenting, w.inRange)+"/comments", url.Values{"text": {text}}); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("comment = %d", resp.StatusCode)
+		}
+	}
+	count := func() string {
+		t.Helper()
+		return strings.TrimSpace(w.owner.Get("/shares").Doc().Find("#share-" + w.commenting[:8] + " a.new-comments").Text())
+	}
+	post("one")
+	post("two")
+	post("three")
+	if got := count(); got != "3 new comments" {
+		t.Errorf("/shares says %q, want 3 new comments", got)
+	}
+	del := w.owner.Get("/meals/"+w.inRange.Date+"/"+w.inRange.ID).Doc().Find("#comments form").First().AttrOr("action", "")
+	if resp := w.owner.PostForm(del, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("delete = %d", resp.StatusCode)
+	}
+	page := w.owner.Get("/shares/" + w.commenting + "/comments").Doc()
+	if n := page.Find("li.comment.new").Length(); n != 2 {
+		t.Errorf("the comments page marks %d new, want the 2 left", n)
+	}
+	if got := count(); got != "" {
+		t.Errorf("after the look /shares says %q, want no new comments", got)
+	}
+	if n := w.owner.Get("/shares/" + w.commenting + "/comments").Doc().Find("li.comment.new").Length(); n != 0 {
+		t.Errorf("a second look marks %d new, want 0", n)
+	}
+	w.app.Clock.Advance(time.Second)
+	post("four")
+	if got := count(); got != "1 new comment" {
+		t.Errorf("after one more /shares says %q, want 1 new comment", got)
 	}
 }
