@@ -443,7 +443,7 @@ func TestFoldLosesNothing(t *testing.T) {
 		}
 		p := env.persist
 		p.writeMu.Lock()
-		err := saveSnapshot(p.emu, p.snapPath, p.tables)
+		err := saveSnapshot(p.emu, p.snapPath, p.tables, p.writeFile)
 		p.writeMu.Unlock()
 		if err != nil {
 			t.Fatal(err)
