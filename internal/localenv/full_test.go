@@ -160,43 +160,50 @@ func TestFullDiskRefusesWriteWhole(t *testing.T) {
 }
 
 // gateSync holds every journal fsync until the test releases it with a
-// result (nil: the fsync goes ahead), until free.
+// result (nil: the fsync goes ahead), until letGo.
 type gateSync struct {
 	entered chan struct{}
 	release chan error
 	free    atomic.Bool
 	calls   atomic.Int32
+	done    chan struct{}
 }
 
-func newGateSync() *gateSync {
-	return &gateSync{entered: make(chan struct{}, 16), release: make(chan error)}
+// newGateSync returns a gate that lets everything through once t's
+// cleanups reach it: create it before starting the backends, so that
+// it is still letting fsyncs through while they close.
+func newGateSync(t *testing.T) *gateSync {
+	g := &gateSync{entered: make(chan struct{}, 16), release: make(chan error), done: make(chan struct{})}
+	t.Cleanup(func() { close(g.done) })
+	return g
 }
 
 func (g *gateSync) sync(f *os.File) error {
 	g.calls.Add(1)
 	if !g.free.Load() {
 		g.entered <- struct{}{}
-		if err := <-g.release; err != nil {
-			return err
+		select {
+		case err := <-g.release:
+			if err != nil {
+				return err
+			}
+		case <-g.done:
 		}
 	}
 	return f.Sync()
 }
 
-// letGo lets every fsync from now on through, held ones included, until
-// the test ends.
-func (g *gateSync) letGo(t *testing.T) {
+// letGo lets every fsync from now on through, held ones included.
+func (g *gateSync) letGo() {
 	if g.free.Swap(true) {
 		return
 	}
-	done := make(chan struct{})
-	t.Cleanup(func() { close(done) })
 	go func() {
 		for {
 			select {
 			case <-g.entered:
-				g.release <- nil
-			case <-done:
+			case g.release <- nil:
+			case <-g.done:
 				return
 			}
 		}
@@ -207,7 +214,7 @@ func (g *gateSync) letGo(t *testing.T) {
 // backends close).
 func startGated(t *testing.T, dir string, g *gateSync, mods ...func(*Options)) *Env {
 	env := startDir(t, dir, append([]func(*Options){func(o *Options) { o.syncFile = g.sync }, probeEvery(time.Hour)}, mods...)...)
-	t.Cleanup(func() { g.letGo(t) })
+	t.Cleanup(g.letGo)
 	return env
 }
 
@@ -235,7 +242,7 @@ func (j *journal) waiters() int {
 func TestFailedGroupCommitRefusesEveryWrite(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	g := newGateSync()
+	g := newGateSync(t)
 	c := newCounting()
 	env := startGated(t, dir, g, sdkRetries(c))
 	db := env.DynamoDB
@@ -257,7 +264,7 @@ func TestFailedGroupCommitRefusesEveryWrite(t *testing.T) {
 	g.release <- nil // first is durable; the next fsync covers all eight
 	<-g.entered
 	g.release <- &fs.PathError{Op: "fsync", Path: "dynamodb.journal", Err: syscall.EIO}
-	g.letGo(t) // the cut's fsync
+	g.letGo() // the cut's fsync
 	if err := <-first; err != nil {
 		t.Fatalf("first = %v", err)
 	}
@@ -305,7 +312,7 @@ func TestAnswersWaitForDurability(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			g := newGateSync()
+			g := newGateSync(t)
 			env := startGated(t, t.TempDir(), g)
 			db := env.DynamoDB
 			put := make(chan error, 1)
@@ -326,7 +333,9 @@ func TestAnswersWaitForDurability(t *testing.T) {
 			}()
 			cond := make(chan error, 1)
 			go func() { cond <- putUserIfNew(db, "u1") }()
-			waitFor(t, "the read and the conditional put waiting for the held fsync", func() bool { return env.persist.j.waiters() == 2 })
+			waitFor(t, "the read and the conditional put waiting for the held fsync (or answered)", func() bool {
+				return env.persist.j.waiters() == 2 || len(got) > 0 || len(cond) > 0
+			})
 			select {
 			case r := <-got:
 				t.Fatalf("read answered (%+v) while the put it saw was not durable", r)
@@ -335,7 +344,7 @@ func TestAnswersWaitForDurability(t *testing.T) {
 			default:
 			}
 			g.release <- tc.fsync
-			g.letGo(t)
+			g.letGo()
 			if err := <-put; !tc.putResult(err) {
 				t.Errorf("put = %v", err)
 			}
