@@ -48,7 +48,8 @@ type Options struct {
 	// ProbeEvery is how soon after storage refused a write (a full disk:
 	// a failed journal write or fsync, a failed s3.bolt commit) a probe
 	// first checks whether writes fit again; each probe that fails doubles
-	// the pause, up to 30 s. Zero means 2 s.
+	// the pause, up to 15 times ProbeEvery and at most 30 s. Zero means
+	// 2 s (then 4, 8, 16, 30 s).
 	ProbeEvery time.Duration
 	Logger     *slog.Logger
 	// DynamoOptions are applied to the DynamoDB client after the local

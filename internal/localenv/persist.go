@@ -47,8 +47,8 @@ import (
 // for other I/O errors) and HTTP 400, which the SDK does not retry; reads
 // go on. So the SDK's retry of a refused write never finds the write's own
 // item (and takes it for a lost answer), and no restart brings back a
-// refused write. A probe, every probeEvery and backing off to
-// maxProbeEvery, tries a fold (a whole new snapshot, then a fresh journal
+// refused write. A probe, after probeEvery and then backing off
+// (probePause), tries a fold (a whole new snapshot, then a fresh journal
 // file, each fsynced): once that fits on the disk, writes are taken again,
 // without a restart (README, What survives a crash).
 //
@@ -122,6 +122,13 @@ type undoRecord struct {
 // maxProbeEvery caps the probe's backoff: writes resume at most this long
 // after space is freed.
 const maxProbeEvery = 30 * time.Second
+
+// probePause returns the pause after a failed probe that waited pause:
+// twice as long, up to 15 times the first pause (first) and at most
+// maxProbeEvery: 2, 4, 8, 16 and then 30 s by default.
+func probePause(pause, first time.Duration) time.Duration {
+	return min(2*pause, 15*first, maxProbeEvery)
+}
 
 // persistOptions configure newPersister.
 type persistOptions struct {
@@ -411,9 +418,8 @@ func (p *persister) startProbe() {
 	go p.probe()
 }
 
-// probe tries to resume writes (reopen) every probeEvery, doubling the
-// pause after each failure up to maxProbeEvery, until it succeeds or the
-// persister closes.
+// probe tries to resume writes (reopen) after probeEvery, and then after
+// longer pauses (probePause), until it succeeds or the persister closes.
 func (p *persister) probe() {
 	defer p.wg.Done()
 	pause := p.probeEvery
@@ -430,9 +436,9 @@ func (p *persister) probe() {
 			return
 		}
 		if tries == 1 {
-			p.log.Warn("local dynamodb still cannot write its journal; trying again", "every_max", maxProbeEvery.String(), "err", err)
+			p.log.Warn("local dynamodb still cannot write its journal; trying again", "every_max", min(15*p.probeEvery, maxProbeEvery).String(), "err", err)
 		}
-		pause = min(2*pause, maxProbeEvery)
+		pause = probePause(pause, p.probeEvery)
 	}
 }
 

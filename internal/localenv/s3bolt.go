@@ -42,8 +42,8 @@ import (
 // next commit would fail the same way. The failed write and every write
 // after it get an S3 error of code storage.FullCode (storage.FailedCode
 // for other I/O errors), which storageStatus turns into a 400 the SDK
-// does not retry; reads go on. A probe every probeEvery (backing off to
-// maxProbeEvery) commits probeBytes and deletes them again; once that
+// does not retry; reads go on. A probe after probeEvery (then backing off,
+// probePause) commits probeBytes and deletes them again; once that
 // fits, writes are taken again.
 type stableBolt struct {
 	gofakes3.Backend
@@ -178,9 +178,9 @@ func (b *stableBolt) probe() {
 			return
 		}
 		if tries == 1 {
-			b.log.Warn("local s3 still cannot write s3.bolt; trying again", "every_max", maxProbeEvery.String(), "err", err)
+			b.log.Warn("local s3 still cannot write s3.bolt; trying again", "every_max", min(15*b.probeEvery, maxProbeEvery).String(), "err", err)
 		}
-		pause = min(2*pause, maxProbeEvery)
+		pause = probePause(pause, b.probeEvery)
 	}
 }
 

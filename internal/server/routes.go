@@ -36,6 +36,10 @@ type Deps struct {
 	Account  *account.Handler
 	// HSTS adds Strict-Transport-Security (HTTPS deployments only).
 	HSTS bool
+	// WriteHealth, if set, reports whether storage takes writes
+	// (Backends.WriteHealth); while it returns an error, unsafe requests
+	// of signed-in users are refused before their form is read.
+	WriteHealth func() error
 }
 
 // The photo routes' patterns, as the access log sees them.
@@ -49,7 +53,9 @@ const (
 // Middleware order, outermost first: request id → access log (route
 // pattern only) → panic recovery → security headers → cross-origin
 // protection for unsafe methods (CSRF) → session load/save → guards →
-// the form limit of the route (every POST route has one: form, or upload
+// the refusal of unsafe requests while storage takes no writes (a full
+// disk in local mode: 507, before the body is read) → the form limit of
+// the route (every POST route has one: form, or upload
 // for the meal form with its photo; a body over it is a 413, too many
 // fields a 400, before the handler runs). Static files and
 // /healthz sit before sessions; photos read the session without loading
@@ -158,6 +164,7 @@ func New(d Deps) http.Handler {
 		// write gate, so a deletion waits for it (or refuses it).
 		r.Group(func(r chi.Router) {
 			r.Use(d.Auth.RequireUser)
+			r.Use(refuseWrites(d.Pages, d.WriteHealth))
 			r.Use(d.Auth.HoldWrites)
 			r.Get("/meals", d.Pages.Handle(d.Meals.List))
 			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))
