@@ -41,6 +41,7 @@ type rule struct {
 	held       chan struct{} // closed when the first call is held
 	dropKey    string        // DeleteObjects: refuse keys containing this
 	err        error         // what a failing call returns; nil: ErrInjected
+	acted      int           // calls the rule acted on
 }
 
 // Fail makes calls of op (on the table or bucket target, "" for any) fail
@@ -91,6 +92,20 @@ func (f *Faults) Hold(op, target string) (held <-chan struct{}, release func()) 
 // not delete (AccessDenied).
 func (f *Faults) RefuseKey(part string) {
 	f.add(&rule{op: "DeleteObjects", dropKey: part})
+}
+
+// Acted returns how many calls the rules on op and target (as given to
+// Fail, DiskFull, …) have acted on so far: failed, held or cut.
+func (f *Faults) Acted(op, target string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range f.rules {
+		if r.op == op && r.target == target {
+			n += r.acted
+		}
+	}
+	return n
 }
 
 // Clear removes every rule; held calls are not released.
@@ -212,6 +227,7 @@ func (f *Faults) match(op, target string) []*rule {
 			f.rules = append(f.rules[:i], f.rules[i+1:]...)
 			i--
 		}
+		r.acted++
 		out = append(out, r)
 	}
 	return out
