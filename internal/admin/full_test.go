@@ -39,6 +39,9 @@ func TestCleanWaitsOutAFullDisk(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after 30 s: %d deletes refused, want 3", f.Acted("DeleteObjects", "test-photos"))
 		}
+		if st := app.Monitor.Orphans(); !st.Running {
+			t.Fatalf("the clean-up ended (error %q) after %d deletes refused, while storage refused writes", st.Err, f.Acted("DeleteObjects", "test-photos"))
+		}
 	}
 	if st := app.Monitor.Orphans(); !st.Running || st.Err != "" || st.Phase != "waiting for storage to take writes" {
 		t.Fatalf("clean-up on a full disk: running %v, phase %q, last error %q; want running, waiting, no error", st.Running, st.Phase, st.Err)
