@@ -79,8 +79,8 @@ func injectedDisk(t *testing.T) disk {
 // every change acknowledged is there after a restart and every one
 // refused is not; the refused see the page saying the disk is full (507),
 // never "Meal moved or deleted" for a delete; creates answer 303 to their
-// month as ever; reads answer throughout; and once space is freed, writes
-// are taken again without a restart.
+// month as ever; reads (and signing in) answer throughout; and once space
+// is freed, writes are taken again without a restart.
 func TestFullDiskThroughTheApp(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -378,6 +378,9 @@ func fullRound(t *testing.T, app *apptest.App, owners []*ownerModel, d disk, rou
 	if health == nil || !strings.Contains(health.Error(), r.failing) {
 		t.Fatalf("round %d: WriteHealth on the full disk = %v, want %q refusing writes", round, health, r.failing)
 	}
+
+	// Someone with an account signs in: nothing to write.
+	app.Client().SignIn(owners[3].email)
 
 	// A delete and an edit of meals that were there before: refused, and
 	// not "Meal moved or deleted"; the meal's page still there.

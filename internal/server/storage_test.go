@@ -20,7 +20,7 @@ import (
 // health hook: every unsafe request of a signed-in user (an upload, a
 // delete, an admin action, one sent by the page script) gets the 507
 // page before its form is read, so nothing reaches the tables; reads
-// answer as usual, and signing out still works. Once the hook reports
+// answer as usual, and signing out and in still works. Once the hook reports
 // health again, writes go through.
 func TestFullStorageRefusesWritesEarly(t *testing.T) {
 	t.Parallel()
@@ -87,9 +87,9 @@ func TestFullStorageRefusesWritesEarly(t *testing.T) {
 	if r := c.PostForm("/logout", url.Values{}); r.StatusCode != http.StatusSeeOther {
 		t.Errorf("sign out on a full disk = %d, want 303", r.StatusCode)
 	}
+	c.SignIn("admin@example.com")
 
 	full.Store(nil)
-	c.SignIn("admin@example.com")
 	if r := c.PostForm(m.DetailURL()+"/delete", url.Values{}); r.StatusCode != http.StatusSeeOther {
 		t.Errorf("delete once storage takes writes again = %d, want 303", r.StatusCode)
 	}
