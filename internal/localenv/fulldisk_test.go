@@ -156,7 +156,7 @@ func (o *ownerModel) create(t *testing.T, tag string, withPhoto bool, seed int) 
 			t.Errorf("create %s: Location %q, want /meals?month=%s#meal-{id}", tag, r.Location(), fullMonth)
 			return
 		}
-		o.live[tag] = meal.Meal{ID: m[1], Date: form.Get("date"), Notes: tag + " v1", Version: 1, PhotoV: photo.Version(boolInt(withPhoto))}
+		o.live[tag] = meal.Meal{ID: m[1], Date: form.Get("date"), Notes: tag + " v1", Version: 1, Photo: meal.Photo{PhotoV: photo.Version(boolInt(withPhoto))}}
 		o.acks++
 		return
 	}
