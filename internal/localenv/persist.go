@@ -729,7 +729,9 @@ func (p *persister) open() (err error) {
 		return err
 	}
 	p.writeMu.Lock()
+	p.applyMu.Lock()
 	p.j = j
+	p.applyMu.Unlock()
 	if j.failure() != nil {
 		p.rolled = j
 		p.log.Error("local dynamodb starts with writes refused: its journal cannot be folded", "file", p.jPath, "err", j.failure())
@@ -852,7 +854,9 @@ func (p *persister) close() error {
 	if cerr := p.j.close(); err == nil {
 		err = cerr
 	}
+	p.applyMu.Lock()
 	p.j = nil
+	p.applyMu.Unlock()
 	p.writeMu.Unlock()
 	return err
 }
