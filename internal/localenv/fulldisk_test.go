@@ -37,8 +37,8 @@ type disk struct {
 }
 
 // fillRound is one filling of the disk: how, whether the changes carry
-// photos, and which backend is to refuse writes then (as WriteHealth
-// names it).
+// photos, and which backend is to refuse writes then (the start of what
+// WriteHealth says: "local " for either).
 type fillRound struct {
 	fill    func()
 	photos  bool
@@ -46,9 +46,9 @@ type fillRound struct {
 }
 
 // tmpfsDisk is a real 12 MB file system, filled with a filler file and
-// freed by removing it: first leaving room for a few photos (s3.bolt
-// fills first), then, with changes without photos, for a few journal
-// records (the journal fills).
+// freed by removing it: first leaving room for a few photos (s3.bolt or
+// the journal fills first, as it happens), then, with changes without
+// photos, for a few journal records (the journal fills).
 func tmpfsDisk(t *testing.T) disk {
 	root := localenv.MountTmpfs(t, "12m")
 	d := disk{dir: filepath.Join(root, "data")}
@@ -56,7 +56,7 @@ func tmpfsDisk(t *testing.T) disk {
 	fill := func(leave int64) func() {
 		return func() { remove = localenv.FillDisk(t, root, leave) }
 	}
-	d.rounds = []fillRound{{fill(160 << 10), true, "local s3"}, {fill(6 << 10), false, "local dynamodb"}}
+	d.rounds = []fillRound{{fill(160 << 10), true, "local "}, {fill(6 << 10), false, "local dynamodb"}}
 	d.free = func() { remove() }
 	return d
 }
@@ -217,11 +217,12 @@ func (o *ownerModel) remove(t *testing.T, tag string) {
 func (o *ownerModel) work(t *testing.T, w, round, ops int, photos bool) {
 	start := o.refusals
 	for i := range ops {
-		// The meals made here; the two made before the disk filled are
-		// left for the end.
+		// The meals made in this round (the two made before the disk
+		// filled are left for the end; a round without photos touches no
+		// photo).
 		var tags []string
 		for tag := range o.live {
-			if !strings.Contains(tag, "-base") {
+			if strings.HasPrefix(tag, fmt.Sprintf("w%d-r%d", w, round)) {
 				tags = append(tags, tag)
 			}
 		}
@@ -346,7 +347,8 @@ func fullRound(t *testing.T, app *apptest.App, owners []*ownerModel, d disk, rou
 		before += o.refusals
 	}
 	r.fill()
-	// Reads go on throughout: the month page, again and again.
+	// Reads go on throughout: the month page, again and again (this
+	// goroutine reports, never stops the test).
 	stop := make(chan struct{})
 	var reads sync.WaitGroup
 	reads.Go(func() {
@@ -356,12 +358,20 @@ func fullRound(t *testing.T, app *apptest.App, owners []*ownerModel, d disk, rou
 				return
 			default:
 			}
-			if r := owners[0].c.Get("/meals?month=" + fullMonth); r.StatusCode != http.StatusOK {
-				t.Errorf("month page while the disk is full = %d, want 200", r.StatusCode)
+			resp, err := owners[0].c.HTTP.Get(app.URL + "/meals?month=" + fullMonth)
+			if err != nil {
+				t.Errorf("month page while the disk is full: %v", err)
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("month page while the disk is full = %d, want 200", resp.StatusCode)
 				return
 			}
 		}
 	})
+	stopReads := sync.OnceFunc(func() { close(stop); reads.Wait() })
+	defer stopReads()
 	var wg sync.WaitGroup
 	for w, o := range owners {
 		wg.Go(func() { o.work(t, w, round, 40, r.photos) })
@@ -394,8 +404,7 @@ func fullRound(t *testing.T, app *apptest.App, owners []*ownerModel, d disk, rou
 	if r := o.c.Get("/meals/" + base.Date + "/" + base.ID); r.StatusCode != http.StatusOK {
 		t.Errorf("meal page on the full disk = %d, want 200", r.StatusCode)
 	}
-	close(stop)
-	reads.Wait()
+	stopReads()
 
 	// Space comes back: writes are taken again, without a restart.
 	d.free()
