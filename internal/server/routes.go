@@ -142,8 +142,10 @@ func pages(d Deps) http.Handler {
 		r.Head("/meals/{date}/{meal_id}", mealPage)
 		// The recipient's only writes, for links that take comments;
 		// cross-origin protection applies as to every POST.
-		r.With(form).Post("/meals/{date}/{meal_id}/comments", d.Pages.Handle(d.Shares.Comment))
-		r.With(form).Post("/weeks/{start}/reviewed", d.Pages.Handle(d.Shares.Reviewed))
+		// Refused like the owners' writes while storage takes none.
+		writes := refuseWrites(d.Pages, d.WriteHealth)
+		r.With(writes, form).Post("/meals/{date}/{meal_id}/comments", d.Pages.Handle(d.Shares.Comment))
+		r.With(writes, form).Post("/weeks/{start}/reviewed", d.Pages.Handle(d.Shares.Reviewed))
 	})
 	// What a shared diary link is: where a recipient's brand link and
 	// refusals lead, instead of the owners' sign-in. No token, no session.
