@@ -252,10 +252,17 @@ func (b *bitmap) Close() error                { return nil }
 func TestAdminShares(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
+	if err := w.app.Users.SetTimeZone(context.Background(), localenv.Subject(ownerEmail), "Asia/Tokyo"); err != nil {
+		t.Fatal(err)
+	}
 	w.app.Client().Get("/s/" + w.valid)
 	w.app.Client().Get("/s/" + w.valid)
 	otherTok := createShare(t, w.other, shareForm("label", "Coach Kim"))
 	doc := w.admin.Get("/admin/shares").Doc()
+	// Times in the owner's zone, named.
+	if got := strings.TrimSpace(doc.Find("#share-" + w.valid[:8] + " .last-opened").Text()); !strings.HasSuffix(got, " JST") {
+		t.Errorf("last opened on the admin list = %q, want it in the owner's zone (JST)", got)
+	}
 	if doc.Find(`nav.tabs a[href="/admin/shares"][aria-current=page]`).Length() != 1 {
 		t.Error("admin nav does not mark Shares")
 	}
