@@ -77,11 +77,14 @@ type App struct {
 	// Pages are the parsed templates (tests list them).
 	Pages    *web.Pages
 	Sessions *scs.SessionManager
-	Users    *user.Store
-	Invites  *invite.Store
-	Meals    *meal.Store
-	Shares   *share.Store
-	Photos   *photo.Server
+	// SessionStore is the session manager's store: sessions on the users
+	// rows (Sessions.Store is it too).
+	SessionStore *user.Sessions
+	Users        *user.Store
+	Invites      *invite.Store
+	Meals        *meal.Store
+	Shares       *share.Store
+	Photos       *photo.Server
 	// Pipeline decodes uploads against the decode budget.
 	Pipeline *photo.Pipeline
 	// HEIC runs HEIC decodes in the worker process; Close it at shutdown.
@@ -152,6 +155,10 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	sessions.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { pages.Error(w, r, err) }
 
 	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name, now)
+	// Sessions live on the users rows, so a restart signs nobody out
+	// (the store hashes tokens itself: HashTokenInStore stays off).
+	signedIn := user.NewSessions(users, user.SessionDeps{UserIDOf: auth.SessionCodec{}.UserID, Now: now, Log: log})
+	sessions.Store = signedIn
 	invites := invite.NewStore(b.DynamoDB, b.Tables.Invites.Name)
 	meals := meal.NewStore(b.DynamoDB, b.Tables.Meals.Name)
 	shares := share.NewStore(b.DynamoDB, b.Tables.Shares.Name, now)
@@ -267,6 +274,6 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		defer close(opensDone)
 		shares.RunOpens(opensCtx, func(err error) { log.Warn("share opens not written yet", "err", err) })
 	}()
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor,
+	return &App{Handler: h, Pages: pages, Sessions: sessions, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor,
 		stopOpens: stopOpens, opensDone: opensDone}, nil
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
+
+	"ndiro/internal/storage"
 )
 
 // Viewer is who is looking at a page, as the layout needs it. The zero value
@@ -300,9 +302,9 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Err != nil {
 		attrs = append(attrs, "err", e.Err)
 	}
-	if e.Status == http.StatusInsufficientStorage {
-		// The backends logged the failure itself, once; each refusal is
-		// a warning, not a new failure.
+	if e.Status == http.StatusInsufficientStorage || storage.Refused(e.Err) == storage.ErrNotWriter {
+		// The backends (or the lease) logged the failure itself, once;
+		// each refusal is a warning, not a new failure.
 		p.log.Warn("request refused: storage cannot take writes", attrs...)
 	} else if e.Status >= 500 {
 		p.log.Error("request failed", attrs...)
