@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,26 +18,33 @@ import (
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/server"
+	"ndiro/internal/storage"
 )
 
 // localBucket is the S3 bucket local mode keeps photos in.
 const localBucket = "ndiro-photos"
 
 // backends opens the clients the app runs on: AWS (checked at start) or
-// local mode's in-process ones.
+// local mode's in-process ones. Either way every call they make is
+// bounded by NDIRO_STORAGE_* (package storage).
 func (m *Main) backends(ctx context.Context) (server.Backends, error) {
 	tables := dynamo.NewTables(m.cfg.TablePrefix)
+	bounds := storage.New(m.cfg.Storage, m.log, time.Now)
 	if m.cfg.Mode == config.ModeAWS {
-		return m.awsBackends(ctx, tables)
+		return m.awsBackends(ctx, tables, bounds)
 	}
-	return m.localBackends(ctx, tables)
+	return m.localBackends(ctx, tables, bounds)
 }
 
 // localBackends starts local mode's DynamoDB, S3 and sign-in stand-in on
 // NDIRO_DATA_DIR, repairs what a crash between a photo and its meal left,
 // and sweeps expired pending uploads.
-func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables) (server.Backends, error) {
-	env, err := localenv.Start(ctx, localenv.Options{DataDir: m.cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: m.log})
+func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *storage.Bounds) (server.Backends, error) {
+	env, err := localenv.Start(ctx, localenv.Options{
+		DataDir: m.cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: m.log,
+		DynamoOptions: []func(*dynamodb.Options){bounds.DynamoDB},
+		S3Options:     []func(*s3.Options){bounds.S3},
+	})
 	if err != nil {
 		return server.Backends{}, err
 	}
@@ -91,8 +99,9 @@ func (m *Main) repairPhotos(ctx context.Context, meals *meal.Store, photos *phot
 
 // awsBackends builds the SDK clients from the AWS environment (region,
 // credentials, AWS_ENDPOINT_URL_* for compatible servers) and checks that
-// the tables and the bucket are there.
-func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables) (server.Backends, error) {
+// the tables and the bucket are there; a backend that does not answer
+// within its budget stops start-up with a message naming it.
+func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *storage.Bounds) (server.Backends, error) {
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(m.cfg.Region))
 	if err != nil {
 		return server.Backends{}, fmt.Errorf("aws config: %w", err)
@@ -104,7 +113,7 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables) (server.Ba
 	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
 		// DynamoDB-compatible servers may send no x-amz-crc32.
 		o.DisableValidateResponseChecksum = compatible("DYNAMODB")
-	})
+	}, bounds.DynamoDB)
 	b.S3 = s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if compatible("S3") {
 			// An S3-compatible server: path-style addressing, and no
@@ -113,12 +122,12 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables) (server.Ba
 			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 		}
-	})
+	}, bounds.S3)
 	if err := dynamo.CheckTables(ctx, b.DynamoDB, tables); err != nil {
-		return server.Backends{}, fmt.Errorf("start-up check failed:\n%w", err)
+		return server.Backends{}, startupFailed(err, "DynamoDB", "AWS_REGION or AWS_ENDPOINT_URL_DYNAMODB")
 	}
 	if err := photo.CheckBucket(ctx, b.S3, b.Bucket); err != nil {
-		return server.Backends{}, fmt.Errorf("start-up check failed:\n%w", err)
+		return server.Backends{}, startupFailed(err, "S3", "AWS_REGION or AWS_ENDPOINT_URL_S3")
 	}
 	b.Provider = auth.Provider{
 		Issuer:       m.cfg.OIDCIssuer,
@@ -127,4 +136,14 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables) (server.Ba
 		RedirectURL:  m.cfg.BaseURL + "/auth/callback",
 	}
 	return b, nil
+}
+
+// startupFailed is the error of a failed start-up check: one naming the
+// backend (and the settings that point at it) when it did not answer
+// within its budget, else the check's own lines.
+func startupFailed(err error, backend, settings string) error {
+	if errors.Is(err, storage.ErrUnavailable) {
+		return fmt.Errorf("start-up check failed: %s did not answer (check %s, and that it is reachable from here):\n%w", backend, settings, err)
+	}
+	return fmt.Errorf("start-up check failed:\n%w", err)
 }

@@ -66,7 +66,10 @@ type MonitorDeps struct {
 	Clock limit.Clock
 	// Mode is "local" or "aws", for the process panel.
 	Mode string
-	Log  *slog.Logger
+	// Grace is how old something must be before the orphan check counts
+	// it (NDIRO_ORPHAN_GRACE); 0 means the package's Grace, an hour.
+	Grace time.Duration
+	Log   *slog.Logger
 }
 
 // Monitor computes the admin monitor's counts and runs the orphan check,

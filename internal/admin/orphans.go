@@ -38,10 +38,19 @@ const (
 var Kinds = []Kind{MealsWithoutUser, PhotosWithoutUser, PhotosWithoutMeal, MissingPhotos, ForeignObjects}
 
 // Grace is how old an object or a meal's last change must be before the
-// check calls it an orphan: an upload puts its objects before its meal
-// row, and a replace or move changes objects and row one after the other,
-// so something younger may simply be half-way through a write.
+// check calls it an orphan, unless MonitorDeps.Grace says otherwise: an
+// upload puts its objects before its meal row, and a replace or move
+// changes objects and row one after the other, so something younger may
+// simply be half-way through a write.
 const Grace = time.Hour
+
+// grace is the monitor's Grace.
+func (m *Monitor) grace() time.Duration {
+	if m.d.Grace > 0 {
+		return m.d.Grace
+	}
+	return Grace
+}
 
 // SampleSize is how many keys of each kind the page lists.
 const SampleSize = 5
@@ -201,7 +210,8 @@ func (m *Monitor) progress(phase string, scanned int) {
 // object, all paced, and finds the orphans of each kind.
 func (m *Monitor) check(ctx context.Context) (*Report, error) {
 	now := m.d.Clock.Now()
-	settled := func(t time.Time) bool { return now.Sub(t) >= Grace }
+	grace := m.grace()
+	settled := func(t time.Time) bool { return now.Sub(t) >= grace }
 	found := map[Kind]*Finding{}
 	for _, k := range Kinds {
 		found[k] = &Finding{Kind: k}
@@ -437,7 +447,7 @@ func (m *Monitor) settledObject(ctx context.Context, owner, key string) (bool, e
 	if err != nil {
 		return false, err
 	}
-	return m.d.Clock.Now().Sub(written) >= Grace, nil
+	return m.d.Clock.Now().Sub(written) >= m.grace(), nil
 }
 
 // meal reads the meal an orphan names, nil if it is gone.

@@ -84,6 +84,14 @@ type Config struct {
 	// meals and a share link at start (NDIRO_DEMO=1; local mode only).
 	Demo bool
 
+	// Storage bounds every DynamoDB and S3 call (NDIRO_STORAGE_*).
+	Storage Storage
+	// OrphanGrace is how old a photo object or a meal's last change must
+	// be before the admin monitor's orphan check counts it
+	// (NDIRO_ORPHAN_GRACE, default DefaultOrphanGrace): younger ones may
+	// be half-way through a write.
+	OrphanGrace time.Duration
+
 	// AWS mode only.
 	Region string // AWS_REGION
 	Bucket string // NDIRO_BUCKET
@@ -99,6 +107,42 @@ type Config struct {
 	OIDCClientID     string
 	OIDCClientSecret string
 }
+
+// Storage is how long one DynamoDB or S3 call may take and how often it
+// is tried (NDIRO_STORAGE_*; package storage applies it to the clients).
+// A budget covers the whole call: every attempt, the backoff between
+// them and, for GetObject, reading the body. Each attempt gets at most
+// the budget divided by Attempts, so a connection that stalls once is
+// tried again within the budget.
+type Storage struct {
+	// Item is the budget of a call on one item or one object's metadata:
+	// GetItem, PutItem, UpdateItem, DeleteItem, DescribeTable,
+	// HeadObject, HeadBucket, DeleteObject (NDIRO_STORAGE_ITEM_TIMEOUT).
+	Item time.Duration
+	// Query is the budget of a call on many items or keys: Query, Scan,
+	// the batch and transaction calls, ListObjectsV2, DeleteObjects
+	// (NDIRO_STORAGE_QUERY_TIMEOUT).
+	Query time.Duration
+	// Transfer is the budget of a call moving an object's bytes:
+	// GetObject (the body read included), PutObject, CopyObject
+	// (NDIRO_STORAGE_TRANSFER_TIMEOUT).
+	Transfer time.Duration
+	// Attempts is how many times a call is tried before it fails, 1 to
+	// 10 (NDIRO_STORAGE_ATTEMPTS).
+	Attempts int
+	// MaxBackoff caps the SDK's exponential backoff with jitter before a
+	// retry (NDIRO_STORAGE_MAX_BACKOFF).
+	MaxBackoff time.Duration
+}
+
+// DefaultStorage is Storage when no NDIRO_STORAGE_ variable is set: a
+// stalled DynamoDB fails a point read in 4 s and a month page's Query in
+// 10 s, a stalled S3 an upload in 30 s.
+var DefaultStorage = Storage{Item: 4 * time.Second, Query: 10 * time.Second, Transfer: 30 * time.Second, Attempts: 3, MaxBackoff: 500 * time.Millisecond}
+
+// DefaultOrphanGrace is NDIRO_ORPHAN_GRACE when unset: an hour, far
+// longer than any write takes.
+const DefaultOrphanGrace = time.Hour
 
 // Load reads the configuration through getenv (os.Getenv in production, a
 // map in tests): each row of options in turn, then the rules across them.

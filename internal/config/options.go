@@ -48,6 +48,12 @@ var options = []option{
 	{"NDIRO_TRUSTED_PROXY_HEADER", "", parseTrustedProxyHeader},
 	{"NDIRO_DEMO", "", parseDemo},
 	{"ADMIN_EMAILS", "", parseAdminEmails},
+	{"NDIRO_STORAGE_ITEM_TIMEOUT", DefaultStorage.Item.String(), parseStorageItem},
+	{"NDIRO_STORAGE_QUERY_TIMEOUT", DefaultStorage.Query.String(), parseStorageQuery},
+	{"NDIRO_STORAGE_TRANSFER_TIMEOUT", DefaultStorage.Transfer.String(), parseStorageTransfer},
+	{"NDIRO_STORAGE_ATTEMPTS", strconv.Itoa(DefaultStorage.Attempts), parseStorageAttempts},
+	{"NDIRO_STORAGE_MAX_BACKOFF", DefaultStorage.MaxBackoff.String(), parseStorageMaxBackoff},
+	{"NDIRO_ORPHAN_GRACE", DefaultOrphanGrace.String(), parseOrphanGrace},
 }
 
 // rule is a check that spans several variables or the whole
@@ -59,6 +65,7 @@ type rule func(c *Config, getenv func(string) string) error
 var rules = []rule{
 	oidcClient,
 	awsRequired,
+	orphanGrace,
 }
 
 func parseMode(c *Config, v string) error {
@@ -283,4 +290,76 @@ func awsRequired(c *Config, _ func(string) string) error {
 		errs = append(errs, fmt.Errorf("NDIRO_BASE_URL must use https when NDIRO_MODE=aws, not %q", c.BaseURL))
 	}
 	return errors.Join(errs...)
+}
+
+// maxStorageBudget is the longest budget of a storage call: 10 minutes,
+// past which a person has long given up on the page.
+const maxStorageBudget = 10 * time.Minute
+
+// parseBudget reads a storage call budget, from 1ms to maxStorageBudget.
+func parseBudget(env, v string, d *time.Duration) error {
+	n, err := time.ParseDuration(v)
+	if err != nil || n < time.Millisecond || n > maxStorageBudget {
+		return fmt.Errorf("%s must be a duration from 1ms to 10m like 5s, not %q", env, v)
+	}
+	*d = n
+	return nil
+}
+
+func parseStorageItem(c *Config, v string) error {
+	return parseBudget("NDIRO_STORAGE_ITEM_TIMEOUT", v, &c.Storage.Item)
+}
+
+func parseStorageQuery(c *Config, v string) error {
+	return parseBudget("NDIRO_STORAGE_QUERY_TIMEOUT", v, &c.Storage.Query)
+}
+
+func parseStorageTransfer(c *Config, v string) error {
+	return parseBudget("NDIRO_STORAGE_TRANSFER_TIMEOUT", v, &c.Storage.Transfer)
+}
+
+// maxStorageAttempts is the most NDIRO_STORAGE_ATTEMPTS: beyond it each
+// attempt's share of the budget is too short to be of use.
+const maxStorageAttempts = 10
+
+func parseStorageAttempts(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxStorageAttempts {
+		return fmt.Errorf("NDIRO_STORAGE_ATTEMPTS must be a whole number from 1 to %d, not %q", maxStorageAttempts, v)
+	}
+	c.Storage.Attempts = n
+	return nil
+}
+
+func parseStorageMaxBackoff(c *Config, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d > time.Minute {
+		return fmt.Errorf("NDIRO_STORAGE_MAX_BACKOFF must be a duration from 0s to 1m like 500ms, not %q", v)
+	}
+	c.Storage.MaxBackoff = d
+	return nil
+}
+
+// parseOrphanGrace takes a positive duration; orphanGrace checks it
+// against the storage budgets.
+func parseOrphanGrace(c *Config, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("NDIRO_ORPHAN_GRACE must be a duration like 1h, not %q", v)
+	}
+	c.OrphanGrace = d
+	return nil
+}
+
+// orphanGrace requires NDIRO_ORPHAN_GRACE to be at least twice the
+// longest a meal write can take between its photo objects and its row
+// (a transfer, a query and an item call, at their budgets): an object
+// younger than that may be on its way to its row, and the monitor's
+// clean-up would delete a photo a row is about to name.
+func orphanGrace(c *Config, _ func(string) string) error {
+	s := c.Storage
+	if min := 2 * (s.Item + s.Query + s.Transfer); c.OrphanGrace < min {
+		return fmt.Errorf("NDIRO_ORPHAN_GRACE must be at least %s (twice NDIRO_STORAGE_ITEM_TIMEOUT + NDIRO_STORAGE_QUERY_TIMEOUT + NDIRO_STORAGE_TRANSFER_TIMEOUT), not %s", min, c.OrphanGrace)
+	}
+	return nil
 }

@@ -232,6 +232,81 @@ func TestParseAdminEmails(t *testing.T) {
 	}
 }
 
+func TestParseStorageBudgets(t *testing.T) {
+	for _, tc := range []struct {
+		env   string
+		field func(*Config) *time.Duration
+	}{
+		{"NDIRO_STORAGE_ITEM_TIMEOUT", func(c *Config) *time.Duration { return &c.Storage.Item }},
+		{"NDIRO_STORAGE_QUERY_TIMEOUT", func(c *Config) *time.Duration { return &c.Storage.Query }},
+		{"NDIRO_STORAGE_TRANSFER_TIMEOUT", func(c *Config) *time.Duration { return &c.Storage.Transfer }},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			with := func(d time.Duration) Config {
+				var c Config
+				*tc.field(&c) = d
+				return c
+			}
+			bad := "must be a duration from 1ms to 10m"
+			runOption(t, tc.env, []optionCase{
+				{name: "seconds", value: "2.5s", want: with(2500 * time.Millisecond)},
+				{name: "1ms", value: "1ms", want: with(time.Millisecond)},
+				{name: "10m", value: "10m", want: with(10 * time.Minute)},
+				{name: "below 1ms", value: "999us", wantErr: bad},
+				{name: "zero", value: "0s", wantErr: bad},
+				{name: "over 10m", value: "10m1s", wantErr: bad},
+				{name: "no unit", value: "5", wantErr: bad},
+			})
+		})
+	}
+}
+
+func TestParseStorageAttempts(t *testing.T) {
+	bad := "must be a whole number from 1 to 10"
+	runOption(t, "NDIRO_STORAGE_ATTEMPTS", []optionCase{
+		{name: "one: no retries", value: "1", want: Config{Storage: Storage{Attempts: 1}}},
+		{name: "ten", value: "10", want: Config{Storage: Storage{Attempts: 10}}},
+		{name: "zero", value: "0", wantErr: bad},
+		{name: "eleven", value: "11", wantErr: bad},
+		{name: "not a number", value: "three", wantErr: bad},
+	})
+}
+
+func TestParseStorageMaxBackoff(t *testing.T) {
+	bad := "must be a duration from 0s to 1m"
+	runOption(t, "NDIRO_STORAGE_MAX_BACKOFF", []optionCase{
+		{name: "zero: retry at once", value: "0s", want: Config{}},
+		{name: "milliseconds", value: "250ms", want: Config{Storage: Storage{MaxBackoff: 250 * time.Millisecond}}},
+		{name: "1m", value: "1m", want: Config{Storage: Storage{MaxBackoff: time.Minute}}},
+		{name: "over 1m", value: "61s", wantErr: bad},
+		{name: "negative", value: "-1s", wantErr: bad},
+	})
+}
+
+func TestParseOrphanGrace(t *testing.T) {
+	runOption(t, "NDIRO_ORPHAN_GRACE", []optionCase{
+		{name: "hour", value: "1h", want: Config{OrphanGrace: time.Hour}},
+		{name: "seconds", value: "30s", want: Config{OrphanGrace: 30 * time.Second}},
+		{name: "zero", value: "0s", wantErr: "must be a duration like 1h"},
+		{name: "no unit", value: "60", wantErr: "must be a duration like 1h"},
+	})
+}
+
+func TestOrphanGraceOutlastsWrites(t *testing.T) {
+	c := Config{Storage: Storage{Item: time.Second, Query: 2 * time.Second, Transfer: 3 * time.Second}}
+	c.OrphanGrace = 12 * time.Second
+	if err := orphanGrace(&c, nil); err != nil {
+		t.Errorf("grace 12s with budgets 1s+2s+3s: %v, want nil", err)
+	}
+	c.OrphanGrace = 12*time.Second - time.Millisecond
+	if err := orphanGrace(&c, nil); err == nil || !strings.Contains(err.Error(), "NDIRO_ORPHAN_GRACE must be at least 12s") {
+		t.Errorf("grace just under 12s: %v, want it refused naming 12s", err)
+	}
+	if _, err := Load(env(map[string]string{"NDIRO_ORPHAN_GRACE": "1m"})); err == nil || !strings.Contains(err.Error(), "at least 1m28s") {
+		t.Errorf("Load with a 1m grace and the default budgets = %v, want it refused (at least 1m28s)", err)
+	}
+}
+
 func TestOIDCClient(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -301,6 +376,13 @@ func TestOptionsDefaults(t *testing.T) {
 		"NDIRO_OIDC_ISSUER":       "https://accounts.google.com",
 		"NDIRO_OIDC_NAME":         "Google",
 		"NDIRO_PHOTO_CACHE_BYTES": "67108864",
+		// The storage budgets: a stalled backend fails a page in seconds.
+		"NDIRO_STORAGE_ITEM_TIMEOUT":     "4s",
+		"NDIRO_STORAGE_QUERY_TIMEOUT":    "10s",
+		"NDIRO_STORAGE_TRANSFER_TIMEOUT": "30s",
+		"NDIRO_STORAGE_ATTEMPTS":         "3",
+		"NDIRO_STORAGE_MAX_BACKOFF":      "500ms",
+		"NDIRO_ORPHAN_GRACE":             "1h0m0s",
 	}
 	for _, o := range options {
 		if o.def != want[o.env] {

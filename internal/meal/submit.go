@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ndiro/internal/photo"
+	"ndiro/internal/storage"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
@@ -71,6 +72,8 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		// The kept photo went between the check and its copy into place
 		// (the same form sent twice): nothing was saved.
 		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == ""})
+	} else if errors.Is(err, storage.ErrUnavailable) {
+		return h.unavailable(w, r, err, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == ""}, &up)
 	} else if err != nil {
 		return err
 	}
@@ -178,6 +181,8 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 		return h.conflict(w, r, latest, f, up, "")
 	case errors.Is(err, ErrNotFound):
 		return h.gone(w, r, mustDate(cur.Date), &f)
+	case errors.Is(err, storage.ErrUnavailable):
+		return h.unavailable(w, r, err, h.editPage(cur, f, ""), &up)
 	case err != nil:
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
+
+	"ndiro/internal/storage"
 )
 
 // Viewer is who is looking at a page, as the layout needs it. The zero value
@@ -289,16 +291,24 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	e, ok := AsError(err)
-	if !ok {
+	switch {
+	case ok:
+	case errors.Is(err, storage.ErrUnavailable):
+		e = Unavailable(w, r, err)
+	default:
 		e = &Error{Status: http.StatusInternalServerError, Msg: internalErrorMsg, Err: err}
 	}
 	attrs := []any{"status", e.Status, "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r)}
 	if e.Err != nil {
 		attrs = append(attrs, "err", e.Err)
 	}
-	if e.Status >= 500 {
+	switch {
+	case errors.Is(e.Err, storage.ErrUnavailable):
+		// Not a line per request: the access log has the 503, and
+		// package storage logs the stall once a minute per kind.
+	case e.Status >= 500:
 		p.log.Error("request failed", attrs...)
-	} else if e.Err != nil {
+	case e.Err != nil:
 		p.log.Info("request refused", attrs...)
 	}
 	title := e.Title
