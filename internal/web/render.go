@@ -274,10 +274,15 @@ func (w *trackingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 
 // clientGone reports whether err comes from the client having gone away:
 // the request's context ended with it, or writing to the connection
-// failed because the peer closed it (broken pipe, connection reset).
+// failed because the peer closed it (broken pipe, connection reset). A
+// storage call that got no answer is never that, whatever reset its
+// own connection.
 func clientGone(r *http.Request, err error) bool {
 	if ctxErr := r.Context().Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		return true
+	}
+	if errors.Is(err, storage.ErrUnavailable) {
+		return false // a reset on a backend's connection, not the client's
 	}
 	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }

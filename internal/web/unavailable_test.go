@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 
 	"ndiro/internal/storage"
@@ -53,6 +54,21 @@ func TestStorageNotAnswering(t *testing.T) {
 
 // escaped is s as html/template prints it in text.
 func escaped(s string) string { return strings.ReplaceAll(s, "'", "&#39;") }
+
+// TestBackendResetIsNotClientGone: a storage call whose connection to
+// the backend was reset (ECONNRESET inside it) is the 503, not a client
+// gone away answered with nothing.
+func TestBackendResetIsNotClientGone(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	p := testPages(t, &log)
+	reset := &storage.UnavailableError{Service: "DynamoDB", Operation: "Query", Kind: storage.Query, Err: fmt.Errorf("read tcp 127.0.0.1:5000: %w", syscall.ECONNRESET)}
+	rec := httptest.NewRecorder()
+	p.Handle(func(http.ResponseWriter, *http.Request) error { return reset })(rec, httptest.NewRequest(http.MethodGet, "/meals", nil))
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "Storage is not answering") {
+		t.Errorf("backend reset = %d %q, want the 503 page", rec.Code, rec.Body.String())
+	}
+}
 
 // TestOtherErrorsStay500: an error that is not a stall is still the
 // generic 500, logged.
