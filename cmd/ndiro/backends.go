@@ -76,8 +76,9 @@ func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *
 
 // repairPhotos removes the objects a crash between a photo's objects and
 // its meal row left without a row, and clears any photo whose objects
-// are gone, before serving; it logs counts, the deleted objects' keys
-// and the cleared meals as user ID and sort key (never an email).
+// are gone, before serving; it logs counts, the deleted objects' keys,
+// the cleared meals as user ID and sort key (never an email), and the
+// keys of objects written outside ndiro, which it leaves.
 func (m *Main) repairPhotos(ctx context.Context, meals *meal.Store, photos *photo.Store) {
 	r, err := meal.RepairPhotos(ctx, meals, photos)
 	if err != nil {
@@ -94,7 +95,7 @@ func (m *Main) repairPhotos(ctx context.Context, meals *meal.Store, photos *phot
 	}
 	m.log.Warn("photo check repaired meals and photos", "meals", r.Meals, "objects", r.Objects,
 		"orphans_deleted", len(r.Orphans), "orphan_keys", r.Orphans,
-		"photos_cleared", len(r.Missing), "cleared_meals", cleared)
+		"photos_cleared", len(r.Missing), "cleared_meals", cleared, "foreign_keys", r.Foreign)
 }
 
 // awsBackends builds the SDK clients from the AWS environment (region,

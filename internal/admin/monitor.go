@@ -78,6 +78,7 @@ type Monitor struct {
 	d       MonitorDeps
 	reads   *limit.Pacer // DynamoDB read units
 	s3      *limit.Pacer // S3 calls
+	finder  *meal.Orphans
 	started time.Time
 	// stop is the background jobs' parent context; Close cancels it.
 	stop   context.Context
@@ -95,7 +96,7 @@ type Monitor struct {
 // NewMonitor returns a Monitor; it starts no work until asked.
 func NewMonitor(d MonitorDeps) *Monitor {
 	stop, cancel := context.WithCancel(context.Background())
-	return &Monitor{
+	m := &Monitor{
 		d:       d,
 		reads:   limit.NewPacer(ReadUnitsPerSecond, ReadUnitsBurst, d.Clock),
 		s3:      limit.NewPacer(S3CallsPerSecond, S3CallsPerSecond, d.Clock),
@@ -103,6 +104,16 @@ func NewMonitor(d MonitorDeps) *Monitor {
 		stop:    stop,
 		cancel:  cancel,
 	}
+	grace := d.Grace
+	if grace <= 0 {
+		grace = Grace
+	}
+	m.finder = meal.NewOrphans(meal.OrphanDeps{
+		Rows: d.Meals, Objects: d.Photos, Users: d.Users,
+		Grace: grace, Now: d.Clock.Now, Versions: true,
+		Pace: m.reads.Wait, ObjectPace: m.s3.Wait, Progress: m.progress,
+	})
+	return m
 }
 
 // Close cancels the count and the orphan job running, if any, and starts
