@@ -64,6 +64,7 @@ func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *
 	}
 	return server.Backends{
 		DynamoDB: env.DynamoDB, S3: env.S3, Bucket: localBucket, Tables: tables,
+		WriteHealth: env.WriteHealth, // a full disk: writes refused early (507)
 		Provider: auth.Provider{
 			Issuer:       env.OIDC.Issuer(),
 			ClientID:     env.OIDC.ClientID,

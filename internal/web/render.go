@@ -228,8 +228,9 @@ type errorPage struct {
 }
 
 // Handle adapts a handler that returns an error. A *Error is shown with its
-// status, heading and message; any other error becomes a generic 500 page and
-// is logged with the request id. If the handler had already started the
+// status, heading and message; a write storage refused (storage.Refused)
+// gets the 507 page saying so; any other error becomes a generic 500 page
+// and is logged with the request id. If the handler had already started the
 // response (a stream failing half-way), the error is only logged: a second
 // body would be appended to the first. A handler that must make the client
 // see a failure mid-stream panics with http.ErrAbortHandler instead.
@@ -301,6 +302,9 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, storage.ErrUnavailable):
 		e = Unavailable(w, r, err)
 	default:
+		e = storageRefused(w, err)
+	}
+	if e == nil {
 		e = &Error{Status: http.StatusInternalServerError, Msg: internalErrorMsg, Err: err}
 	}
 	attrs := []any{"status", e.Status, "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r)}
@@ -311,6 +315,10 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(e.Err, storage.ErrUnavailable):
 		// Not a line per request: the access log has the 503, and
 		// package storage logs the stall once a minute per kind.
+	case e.Status == http.StatusInsufficientStorage:
+		// The backends logged the failure itself, once; each refusal is
+		// a warning, not a new failure.
+		p.log.Warn("request refused: storage cannot take writes", attrs...)
 	case e.Status >= 500:
 		p.log.Error("request failed", attrs...)
 	case e.Err != nil:
