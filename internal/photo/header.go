@@ -93,15 +93,19 @@ func jpegMeta(r io.ReaderAt, size int64) jpegInfo {
 	var info jpegInfo
 	var icc iccParts
 	seenEXIF := false
-	want := func(m byte) bool { return m == 0xE1 || m == 0xE2 || (m >= 0xC0 && m <= 0xC2) }
+	// Once the profile is over maxICC, its other parts are skipped unread.
+	want := func(m byte) bool {
+		return (m == 0xE1 && !seenEXIF) || (m == 0xE2 && !icc.broken) || (m >= 0xC0 && m <= 0xC2 && !info.hasFrame)
+	}
 	jpegSegments(r, size, want, func(m byte, body []byte) bool {
 		switch {
-		case m == 0xE1 && !seenEXIF && len(body) >= len(exifHeader) && string(body[:len(exifHeader)]) == exifHeader:
+		case body == nil: // skipped
+		case m == 0xE1 && len(body) >= len(exifHeader) && string(body[:len(exifHeader)]) == exifHeader:
 			seenEXIF = true
 			info.orientation, info.taken = readEXIF(body[len(exifHeader):])
 		case m == 0xE2:
 			icc.add(body)
-		case m >= 0xC0 && m <= 0xC2 && !info.hasFrame:
+		case m >= 0xC0 && m <= 0xC2:
 			info.frame, info.hasFrame = frameOf(m, body)
 		}
 		return true

@@ -115,25 +115,57 @@ func heifTopLevel(r io.ReaderAt, size int64) (brand string, meta []byte, err err
 	return brand, meta, nil
 }
 
+// boxType names the box types the parser reads, "" for any other: a
+// constant string, so walking many boxes allocates nothing per box.
+func boxType(b []byte) string {
+	switch string(b) {
+	case "ftyp":
+		return "ftyp"
+	case "meta":
+		return "meta"
+	case "pitm":
+		return "pitm"
+	case "iinf":
+		return "iinf"
+	case "infe":
+		return "infe"
+	case "iloc":
+		return "iloc"
+	case "iprp":
+		return "iprp"
+	case "ipco":
+		return "ipco"
+	case "ipma":
+		return "ipma"
+	case "ispe":
+		return "ispe"
+	case "irot":
+		return "irot"
+	case "colr":
+		return "colr"
+	}
+	return ""
+}
+
 // boxHeader reads a box header at the cursor (32-bit size and type;
 // size 1: a 64-bit size follows; size 0: the box runs to the end) and
-// returns the type and the body's length, which must fit in the left
-// bytes that remain.
+// returns the type (boxType) and the body's length, which must fit in the
+// left bytes that remain.
 func boxHeader(c *cursor, left int64) (typ string, n int64, err error) {
-	var hdr [8]byte
-	if c.read(hdr[:]) != nil {
+	hdr, err := c.header(8)
+	if err != nil {
 		return "", 0, errHEIF
 	}
 	size, hlen := uint64(binary.BigEndian.Uint32(hdr[:4])), uint64(8)
-	typ = string(hdr[4:8])
+	typ = boxType(hdr[4:8])
 	switch size {
 	case 0:
 		size = uint64(left)
 	case 1:
-		if c.read(hdr[:]) != nil {
+		if hdr, err = c.header(8); err != nil {
 			return "", 0, errHEIF
 		}
-		size, hlen = binary.BigEndian.Uint64(hdr[:]), 16
+		size, hlen = binary.BigEndian.Uint64(hdr), 16
 	}
 	if size < hlen || size > uint64(left) {
 		return "", 0, errHEIF
@@ -143,23 +175,26 @@ func boxHeader(c *cursor, left int64) (typ string, n int64, err error) {
 
 // ftypBrand reads the major brand from an ftyp body of n bytes.
 func ftypBrand(c *cursor, n int64) (string, error) {
-	var b [4]byte
-	if n < 4 || c.read(b[:]) != nil {
+	if n < 4 {
 		return "", errHEIF
 	}
-	return string(b[:]), nil
+	b, err := c.header(4)
+	if err != nil {
+		return "", errHEIF
+	}
+	return string(b), nil
 }
 
-// eachBox calls fn with the type and body of each box in b (size 1: a
-// 64-bit size; size 0: to the end), stopping at fn's first error; a box
-// that does not fit is errHEIF. It allocates nothing.
+// eachBox calls fn with the type (boxType) and body of each box in b
+// (size 1: a 64-bit size; size 0: to the end), stopping at fn's first
+// error; a box that does not fit is errHEIF. It allocates nothing.
 func eachBox(b []byte, fn func(typ string, body []byte) error) error {
 	for len(b) > 0 {
 		if len(b) < 8 {
 			return errHEIF
 		}
 		size, hdr := uint64(binary.BigEndian.Uint32(b)), uint64(8)
-		typ := string(b[4:8])
+		typ := boxType(b[4:8])
 		switch size {
 		case 0:
 			size = uint64(len(b))
@@ -256,8 +291,9 @@ func exifItemID(b []byte) (uint32, error) {
 	return id, err
 }
 
-// parseInfe returns an infe body's item ID and type (versions 2 and 3;
-// "" for others or a body too short).
+// parseInfe returns an infe body's item ID and, if its type is "Exif",
+// that type ("" for other types, versions other than 2 and 3, or a body
+// too short).
 func parseInfe(b []byte) (uint32, string) {
 	if len(b) < 4 {
 		return 0, ""
@@ -272,7 +308,10 @@ func parseInfe(b []byte) (uint32, string) {
 	default:
 		return 0, ""
 	}
-	return id, string(body[2:6]) // after u16 protection index
+	if string(body[2:6]) != "Exif" { // after u16 protection index
+		return id, ""
+	}
+	return id, "Exif"
 }
 
 // parseIprp reads an iprp body: the ipco box (properties) and the ipma

@@ -328,29 +328,21 @@ func finish(img image.Image, orientation int, g Gamut, resized func(*image.RGBA)
 // the decoder's own DecodeConfig fails on real photos) readHeader has
 // checked: the primary image's size against the pixel limits, its colour
 // from the colr box (as a JPEG's profile), its capture time from the Exif
-// item. Then the worker decodes it and makes the copies (HEICDecoder).
-// The file's bytes, copied into memory for the worker, are held against
-// the budget (with what src holds in memory, inMemory) while it waits and
-// decodes (a file that alone needs more than the budget is a
-// *MemoryError); the decode's own memory is the worker's. No EXIF
-// orientation is applied: the decoded pixels are already upright (irot).
+// item. Then the worker decodes it and makes the copies (HEICDecoder),
+// the file streamed to it from src: the server holds only the copy
+// buffer, with what src holds in memory (inMemory), against the budget;
+// the decode's own memory is the worker's. No EXIF orientation is
+// applied: the decoded pixels are already upright (irot).
 func (p *Pipeline) processHEIC(ctx, wctx context.Context, src io.ReaderAt, size, inMemory int64, h *header) (*Processed, error) {
 	if p.heic == nil {
 		return nil, ErrHEICUnavailable
 	}
-	if need := size + inMemory; need > p.budget {
-		return nil, &MemoryError{Width: h.cfg.Width, Height: h.cfg.Height, Depth: "HEIC compression", Need: need, Budget: p.budget}
-	}
-	release, err := p.acquire(ctx, wctx, size+inMemory)
+	release, err := p.acquire(ctx, wctx, min(p.budget, heicCopyBuffer+inMemory))
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	data := make([]byte, size)
-	if _, err := src.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("photo: read upload: %w", err)
-	}
-	out, err := p.heic.decode(ctx, data, h.gamut)
+	out, err := p.heic.decode(ctx, io.NewSectionReader(src, 0, size), size, h.gamut)
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,18 @@ type cursor struct {
 	br   *bufio.Reader
 	off  int64 // of the next byte read
 	size int64
+	head [16]byte
+}
+
+// header reads the next n bytes (at most 16: a box, chunk or marker
+// header) into the cursor's own array, so reading many headers allocates
+// nothing; the slice is valid until the next call.
+func (c *cursor) header(n int) ([]byte, error) {
+	h := c.head[:n]
+	if err := c.read(h); err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 // cursorBuffer is the cursor's buffer size in bytes.
@@ -192,7 +204,36 @@ func jpegSegments(r io.ReaderAt, size int64, want func(marker byte) bool, fn fun
 	}
 }
 
-// pngChunks calls fn with the type, body length and a cursor at the body
+// fourCC names the PNG chunk and RIFF chunk types the readers look for,
+// "" for any other: a constant string, so a walk over many chunks
+// allocates nothing per chunk.
+func fourCC(b []byte) string {
+	switch string(b) {
+	case "IHDR":
+		return "IHDR"
+	case "iCCP":
+		return "iCCP"
+	case "IDAT":
+		return "IDAT"
+	case "IEND":
+		return "IEND"
+	case "VP8X":
+		return "VP8X"
+	case "ICCP":
+		return "ICCP"
+	case "ALPH":
+		return "ALPH"
+	case "VP8 ":
+		return "VP8 "
+	case "VP8L":
+		return "VP8L"
+	case "ANIM":
+		return "ANIM"
+	}
+	return ""
+}
+
+// pngChunks calls fn with the type (fourCC), body length and a cursor at the body
 // of each chunk of a PNG after its signature, until IEND, the end of the
 // data, or fn returns false. What fn leaves unread of a body (and the
 // CRC after it) is skipped unread.
@@ -204,7 +245,7 @@ func pngChunks(r io.ReaderAt, size int64, fn func(typ string, n int64, body *cur
 			return err
 		}
 		n := int64(binary.BigEndian.Uint32(hdr[:4]))
-		typ := string(hdr[4:8])
+		typ := fourCC(hdr[4:8])
 		end := c.off + n + 4 // the CRC follows the body
 		if n > 1<<31-1 || end > size {
 			return errShort
@@ -218,7 +259,7 @@ func pngChunks(r io.ReaderAt, size int64, fn func(typ string, n int64, body *cur
 	}
 }
 
-// riffChunks calls fn with the FourCC, body length and a cursor at the
+// riffChunks calls fn with the FourCC (fourCC), body length and a cursor at the
 // body of each chunk inside a RIFF file's top-level form (a WebP's, after
 // "RIFF", its size and "WEBP"), until the end of the data or fn returns
 // false. Bodies are padded to an even length; what fn leaves unread is
@@ -235,7 +276,7 @@ func riffChunks(r io.ReaderAt, size int64, fn func(fourCC string, n int64, body 
 		if end > size && c.off+n > size {
 			return errShort
 		}
-		if !fn(string(hdr[:4]), n, c) {
+		if !fn(fourCC(hdr[:4]), n, c) {
 			return nil
 		}
 		if end >= size {
