@@ -134,6 +134,9 @@ func TestMetadataOverBoundIgnored(t *testing.T) {
 		icc  bool
 	}{
 		{"JPEG profile within maxICC", iccJPEG(small, displayP3, 1), true},
+		// The most parts a profile can have: 255 (a byte counting them
+		// would never stop).
+		{"JPEG profile in 255 parts", iccJPEG(small, displayP3, 255), true},
 		{"JPEG profile over maxICC", phototest.MetadataJPEG(small, over), false},
 		{"PNG iCCP within maxICC", iccPNG(displayP3), true},
 		{"PNG iCCP inflating over maxICC", phototest.HeavyPNG(8, 8, phototest.PNGParts{ICCInflated: maxICC + 1}), false},
@@ -167,9 +170,8 @@ func TestMetadataOverBoundIgnored(t *testing.T) {
 // iccJPEG is jpg with profile p in n APP2 segments after its SOI.
 func iccJPEG(jpg, p []byte, n int) []byte {
 	out := append([]byte{}, jpg[:2]...)
-	step := (len(p) + n - 1) / n
 	for i := range n {
-		part := p[i*step : min(len(p), (i+1)*step)]
+		part := p[i*len(p)/n : (i+1)*len(p)/n]
 		out = append(out, phototest.Segment(0xE2, append(append([]byte("ICC_PROFILE\x00"), byte(i+1), byte(n)), part...))...)
 	}
 	return append(out, jpg[2:]...)

@@ -107,8 +107,8 @@ func (p *iccParts) profile() []byte {
 		return nil
 	}
 	out := make([]byte, 0, p.total)
-	for i := byte(1); i <= p.count; i++ {
-		out = append(out, p.parts[i]...)
+	for i := 1; i <= int(p.count); i++ { // an int: a byte counter never passes 255
+		out = append(out, p.parts[byte(i)]...)
 	}
 	return out
 }

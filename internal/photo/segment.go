@@ -151,57 +151,73 @@ func (c *cursor) skip(n int64) error {
 // errNotJPEG, never a search for the next 0xFF.
 func jpegSegments(r io.ReaderAt, size int64, want func(marker byte) bool, fn func(marker byte, body []byte) bool) error {
 	c := newCursor(r, 0, size)
-	var hdr [2]byte
-	if c.read(hdr[:]) != nil || hdr[0] != 0xFF || hdr[1] != 0xD8 {
+	if soi, err := c.header(2); err != nil || soi[0] != 0xFF || soi[1] != 0xD8 {
 		return errNotJPEG
 	}
 	var buf []byte
 	for {
-		if err := c.read(hdr[:]); err != nil {
-			return errShort
-		}
-		if hdr[0] != 0xFF {
-			return errNotJPEG
-		}
-		m := hdr[1]
-		for m == 0xFF { // fill bytes
-			var err error
-			if m, err = c.byte1(); err != nil {
-				return err
-			}
-		}
+		m, err := nextMarker(c)
 		switch {
+		case err != nil:
+			return err
 		case m == 0xD8 || (m >= 0xD0 && m <= 0xD7) || m == 0x01:
 			continue // markers without a body
 		case m == 0xDA || m == 0xD9:
 			return nil
 		}
-		if err := c.read(hdr[:]); err != nil {
-			return errShort
+		n, err := segmentLength(c)
+		if err != nil {
+			return err
 		}
-		n := int(binary.BigEndian.Uint16(hdr[:])) - 2
-		if n < 0 {
-			return errNotJPEG
-		}
-		if !want(m) {
-			if err := c.skip(int64(n)); err != nil {
-				return err
+		var body []byte
+		if want(m) {
+			if buf == nil {
+				buf = make([]byte, maxSegment)
 			}
-			if !fn(m, nil) {
-				return nil
+			if c.read(buf[:n]) != nil {
+				return errShort
 			}
-			continue
+			body = buf[:n]
+		} else if err := c.skip(int64(n)); err != nil {
+			return err
 		}
-		if buf == nil {
-			buf = make([]byte, maxSegment)
-		}
-		if err := c.read(buf[:n]); err != nil {
-			return errShort
-		}
-		if !fn(m, buf[:n]) {
+		if !fn(m, body) {
 			return nil
 		}
 	}
+}
+
+// nextMarker reads the marker the cursor must be at: 0xFF, any number of
+// fill bytes 0xFF, the marker byte.
+func nextMarker(c *cursor) (byte, error) {
+	h, err := c.header(2)
+	if err != nil {
+		return 0, errShort
+	}
+	if h[0] != 0xFF {
+		return 0, errNotJPEG
+	}
+	m := h[1]
+	for m == 0xFF {
+		if m, err = c.byte1(); err != nil {
+			return 0, err
+		}
+	}
+	return m, nil
+}
+
+// segmentLength reads a segment's 16-bit length and returns its body's
+// (the length counts its own two bytes).
+func segmentLength(c *cursor) (int, error) {
+	h, err := c.header(2)
+	if err != nil {
+		return 0, errShort
+	}
+	n := int(binary.BigEndian.Uint16(h)) - 2
+	if n < 0 {
+		return 0, errNotJPEG
+	}
+	return n, nil
 }
 
 // fourCC names the PNG chunk and RIFF chunk types the readers look for,
