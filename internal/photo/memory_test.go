@@ -41,7 +41,7 @@ func TestDecodeCost(t *testing.T) {
 	t.Parallel()
 	portrait := apptest.Photo(t, "phone-portrait.jpg")
 	progressive := apptest.Photo(t, "progressive.jpg")
-	const scratch = 2 * 2 << 20 // two bands of the resize at once, 2 MB each
+	const scratch = 2 * 2 << 20 // two bands of the resize at once, 1 MB of scaler scratch and up to 1 MB of rows each
 	for _, tc := range []struct {
 		name string
 		f    photo.Format

@@ -25,19 +25,24 @@ var lanczos3 = &draw.Kernel{Support: 3, At: func(t float64) float64 {
 	return 3 * math.Sin(pt) * math.Sin(pt/3) / (pt * pt)
 }}
 
-// resizeBand is the most bytes of scratch one band of a resize takes:
-// x/image/draw's kernel scaler holds 32 bytes (four float64) for every
-// destination column and source row it is given, which for a 12 MP photo
-// in one call would be 200 MB. resize hands it bands that keep to this.
-const resizeBand = 2 << 20
+// resizeBand is the most bytes of scratch one band of a resize takes in
+// x/image/draw's kernel scaler, which holds 32 bytes (four float64) for
+// every destination column and source row it is given: for a 12 MP photo
+// in one call that would be 200 MB. resize hands it bands that keep to
+// this.
+const resizeBand = 1 << 20
 
 // resizeWorkers is how many bands resize works on at once (the service
 // runs on two cores).
 const resizeWorkers = 2
 
 // resizeScratch is the scratch a resize holds at most, besides its
-// intermediate and its result (decodeCost counts it).
-const resizeScratch = resizeWorkers * resizeBand
+// intermediate and its result (decodeCost counts it): for each worker,
+// the scaler's band and the band of source rows converted to RGBA (at
+// most 3/4 of the former: a source is at most MaxSide/ThumbSide times as
+// wide as its copy, and a row band is resizeBand/32 over the copy's
+// width).
+const resizeScratch = resizeWorkers * 2 * resizeBand
 
 // fit returns img scaled with Lanczos-3 to fit in a side × side box
 // (fitted), as a new *image.RGBA; an image that fits already is copied
@@ -54,29 +59,45 @@ func fit(img image.Image, side int) *image.RGBA {
 }
 
 // resize scales img to w × h in two passes, each in bands that keep
-// x/image/draw's scratch within resizeBand: first each band of source
-// rows is scaled across (its height kept, which lanczos3 leaves exact)
-// into a w-wide intermediate of the source's height, then each band of
-// its columns is scaled down (its width kept). The result equals one
-// whole-image Scale but for the intermediate's rounding to 8 bits (at
-// most one level), and holds, besides img and the result, the 4 × w ×
-// source-height intermediate and resizeScratch.
+// x/image/draw's scratch within resizeBand: first each band of
+// source rows (converted to RGBA first unless it is RGBA: the scaler
+// would convert a YCbCr pixel once for every tap that reads it) is scaled
+// across, its height kept (which lanczos3 leaves exact), into a w-wide
+// intermediate of the source's height; then each band of its columns is
+// scaled down, its width kept. The result is what the two passes give
+// over the whole image at once, and resize holds, besides img and the
+// result, the 4 × w × source-height intermediate and resizeScratch.
 func resize(img image.Image, w, h int) *image.RGBA {
 	sb := img.Bounds()
 	sw, sh := sb.Dx(), sb.Dy()
 	mid := image.NewRGBA(image.Rect(0, 0, w, sh))
-	// A scaler per pass keeps its weights and a pool of scratch for the
-	// bands of its size; the last, narrower band gets its own.
-	rows := max(1, resizeBand/(32*w))
+	// A scaler per pass keeps its weights and a pool of scratch for its
+	// bands of full size.
+	rows := min(sh, max(1, resizeBand/(32*w)))
 	across := lanczos3.NewScaler(w, rows, sw, rows)
-	inBands(sh, rows, func(y0, y1 int) {
-		across.Scale(rounding{mid}, image.Rect(0, y0, w, y1), img, image.Rect(sb.Min.X, sb.Min.Y+y0, sb.Max.X, sb.Min.Y+y1), draw.Src, nil)
+	inBands(sh, rows, func() func(lo, hi int) {
+		src, direct := img.(*image.RGBA)
+		var band *image.RGBA
+		if !direct {
+			band = image.NewRGBA(image.Rect(0, 0, sw, rows))
+		}
+		return func(y0, y1 int) {
+			sr := image.Rect(sb.Min.X, sb.Min.Y+y0, sb.Max.X, sb.Min.Y+y1)
+			if !direct {
+				r := image.Rect(0, 0, sw, y1-y0) // the last band may be short
+				stddraw.Draw(band, r, img, sr.Min, stddraw.Src)
+				src, sr = band, r
+			}
+			across.Scale(rounding{mid}, image.Rect(0, y0, w, y1), src, sr, draw.Src, nil)
+		}
 	})
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
-	cols := max(1, resizeBand/(32*sh))
+	cols := min(w, max(1, resizeBand/(32*sh)))
 	down := lanczos3.NewScaler(cols, h, cols, sh)
-	inBands(w, cols, func(x0, x1 int) {
-		down.Scale(rounding{dst}, image.Rect(x0, 0, x1, h), mid, image.Rect(x0, 0, x1, sh), draw.Src, nil)
+	inBands(w, cols, func() func(lo, hi int) {
+		return func(x0, x1 int) {
+			down.Scale(rounding{dst}, image.Rect(x0, 0, x1, h), mid, image.Rect(x0, 0, x1, sh), draw.Src, nil)
+		}
 	})
 	return dst
 }
@@ -101,14 +122,17 @@ func (m rounding) SetRGBA64(x, y int, c color.RGBA64) {
 	s[3] = uint8((uint32(c.A) + 128) / 257)
 }
 
-// inBands calls fn for [0, band), [band, 2·band), … up to n, on up to
-// resizeWorkers goroutines at once (fewer if GOMAXPROCS is lower), and
-// returns when every call has.
-func inBands(n, band int, fn func(lo, hi int)) {
+// inBands calls a worker's function for [0, band), [band, 2·band), … up
+// to n, on up to resizeWorkers goroutines at once (fewer if GOMAXPROCS
+// is lower), each from its own call of worker (for scratch of its own),
+// and returns when every band is done. Only the last band may be
+// narrower (its scaler call then makes scratch of its own, once).
+func inBands(n, band int, worker func() func(lo, hi int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(resizeWorkers, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
+			fn := worker()
 			for lo := range next {
 				fn(lo, min(n, lo+band))
 			}
