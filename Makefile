@@ -77,9 +77,17 @@ load:
 e2e: release
 	./e2e/run.sh
 
-## release: the static binary deploy/Dockerfile builds (same command), into bin/ndiro
+## release: the static binary, into bin/ndiro (deploy/Dockerfile runs this
+## target), stamped through -ldflags -X for `ndiro version`: VERSION
+## (default: git describe --tags --always --dirty; without git, the VERSION
+## file of a source archive; else "unknown"), COMMIT (git rev-parse HEAD)
+## and BUILD_TIME (RFC 3339 UTC: SOURCE_DATE_EPOCH when set, else now),
+## e.g. make release VERSION=v0.2.0
+release_version = $(or $(VERSION),$(shell git describe --tags --always --dirty 2>/dev/null),$(shell sed -n '/^[^$$]/{p;q;}' VERSION 2>/dev/null),unknown)
+release_commit = $(or $(COMMIT),$(shell git rev-parse HEAD 2>/dev/null))
+release_time = $(or $(BUILD_TIME),$(shell date -u -d "@$$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u +%Y-%m-%dT%H:%M:%SZ))
 release:
-	CGO_ENABLED=0 go build -tags nodynamic -trimpath -ldflags='-s -w' -o bin/ndiro ./cmd/ndiro
+	CGO_ENABLED=0 go build -tags nodynamic -trimpath -ldflags='-s -w -X ndiro/internal/version.version=$(release_version) -X ndiro/internal/version.commit=$(release_commit) -X ndiro/internal/version.buildTime=$(release_time)' -o bin/ndiro ./cmd/ndiro
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -260,8 +260,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 }
 
 // logPhotoRepair logs what the start-up photo check found and repaired:
-// counts, the deleted objects' keys and the cleared meals as user ID and
-// sort key (never an email).
+// counts, the deleted objects' keys, the cleared meals as user ID and
+// sort key (never an email), and the keys of objects written outside
+// ndiro, which it leaves.
 func logPhotoRepair(log *slog.Logger, r *meal.PhotoReport) {
 	if r.Clean() {
 		log.Info("photo check found meals and photos agreeing", "meals", r.Meals, "objects", r.Objects)
@@ -273,7 +274,7 @@ func logPhotoRepair(log *slog.Logger, r *meal.PhotoReport) {
 	}
 	log.Warn("photo check repaired meals and photos", "meals", r.Meals, "objects", r.Objects,
 		"orphans_deleted", len(r.Orphans), "orphan_keys", r.Orphans,
-		"photos_cleared", len(r.Missing), "cleared_meals", cleared)
+		"photos_cleared", len(r.Missing), "cleared_meals", cleared, "foreign_keys", r.Foreign)
 }
 
 // healthcheck GETs /healthz on addr (a 0.0.0.0 or [::] listener is asked on

@@ -34,8 +34,25 @@ resource "aws_s3_bucket_server_side_encryption_configuration" "photos" {
   }
 }
 
+# Versioning keeps every deleted or replaced photo as a noncurrent version
+# for var.photo_versions_days (35 by default, the tables' point-in-time
+# recovery window), so a restore of the tables can get its photos back
+# (deploy/README.md, "Backups and restore"). The app's policy has no
+# s3:DeleteObjectVersion: nothing running as ndiro can remove a version
+# before then. The cost: an account deletion's photos stay that long as
+# noncurrent versions, invisible to the app, then S3 removes them.
+resource "aws_s3_bucket_versioning" "photos" {
+  bucket = aws_s3_bucket.photos.id
+  versioning_configuration {
+    status = "Enabled"
+  }
+}
+
 resource "aws_s3_bucket_lifecycle_configuration" "photos" {
   bucket = aws_s3_bucket.photos.id
+  # Versioning first: these rules act on noncurrent versions.
+  depends_on = [aws_s3_bucket_versioning.photos]
+
   rule {
     id     = "abort-incomplete-multipart-uploads"
     status = "Enabled"
@@ -44,7 +61,24 @@ resource "aws_s3_bucket_lifecycle_configuration" "photos" {
       days_after_initiation = 1
     }
   }
-  # Uploads kept while a form is corrected (DESIGN.md, photos) live a day.
+  # Meal photos: a deleted or replaced one goes for good after
+  # photo_versions_days, and the delete marker left alone then goes too.
+  rule {
+    id     = "expire-old-photo-versions"
+    status = "Enabled"
+    filter {
+      prefix = "users/"
+    }
+    noncurrent_version_expiration {
+      noncurrent_days = var.photo_versions_days
+    }
+    expiration {
+      expired_object_delete_marker = true
+    }
+  }
+  # Uploads kept while a form is corrected (DESIGN.md, photos) live a day,
+  # and so do their old versions; S3 removes the delete markers of a rule
+  # with days by itself.
   rule {
     id     = "expire-pending-uploads"
     status = "Enabled"
@@ -53,6 +87,9 @@ resource "aws_s3_bucket_lifecycle_configuration" "photos" {
     }
     expiration {
       days = 1
+    }
+    noncurrent_version_expiration {
+      noncurrent_days = 1
     }
   }
 }

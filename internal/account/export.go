@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
@@ -225,13 +226,16 @@ func writeCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal, miss
 
 // formulaStarts are the first characters with which a spreadsheet app
 // reads a cell as a formula (or, tab and carriage return, shifts it into
-// one), in ASCII and full width (OWASP, CSV injection).
+// one), in ASCII and full width (OWASP, CSV injection): = + - @ U+0009
+// U+000D ＝ ＋ － ＠. It is the one list; textCell reads it.
 const formulaStarts = "=+-@\t\r＝＋－＠"
 
 // textCell neutralises a text cell that a spreadsheet would run as a
-// formula by putting an apostrophe in front; the JSON keeps the raw text.
+// formula, one whose first character (a rune, so the full-width forms
+// count) is in formulaStarts, by putting an apostrophe in front; the JSON
+// keeps the raw text.
 func textCell(s string) string {
-	if s != "" && strings.ContainsRune(formulaStarts, []rune(s)[0]) {
+	if r, _ := utf8.DecodeRuneInString(s); s != "" && strings.ContainsRune(formulaStarts, r) {
 		return "'" + s
 	}
 	return s

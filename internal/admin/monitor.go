@@ -75,6 +75,7 @@ type Monitor struct {
 	d       MonitorDeps
 	reads   *limit.Pacer // DynamoDB read units
 	s3      *limit.Pacer // S3 calls
+	finder  *meal.Orphans
 	started time.Time
 	// stop is the background jobs' parent context; Close cancels it.
 	stop   context.Context
@@ -92,7 +93,7 @@ type Monitor struct {
 // NewMonitor returns a Monitor; it starts no work until asked.
 func NewMonitor(d MonitorDeps) *Monitor {
 	stop, cancel := context.WithCancel(context.Background())
-	return &Monitor{
+	m := &Monitor{
 		d:       d,
 		reads:   limit.NewPacer(ReadUnitsPerSecond, ReadUnitsBurst, d.Clock),
 		s3:      limit.NewPacer(S3CallsPerSecond, S3CallsPerSecond, d.Clock),
@@ -100,6 +101,12 @@ func NewMonitor(d MonitorDeps) *Monitor {
 		stop:    stop,
 		cancel:  cancel,
 	}
+	m.finder = meal.NewOrphans(meal.OrphanDeps{
+		Rows: d.Meals, Objects: d.Photos, Users: d.Users,
+		Grace: Grace, Now: d.Clock.Now, Versions: true,
+		Pace: m.reads.Wait, ObjectPace: m.s3.Wait, Progress: m.progress,
+	})
+	return m
 }
 
 // Close cancels the count and the orphan job running, if any, and starts

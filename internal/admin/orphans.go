@@ -4,43 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"ndiro/internal/meal"
-	"ndiro/internal/photo"
-	"ndiro/internal/user"
 )
 
-// Kind is one kind of orphan the check finds (DESIGN.md, account
-// deletion: what a deletion or a crash half-way can leave).
-type Kind string
+// Kind is one kind of orphan the check finds (meal.OrphanKind, where
+// each is defined and found).
+type Kind = meal.OrphanKind
 
 // The kinds of orphan, in the order the page lists them.
 const (
-	// MealsWithoutUser: meals rows whose users row is gone.
-	MealsWithoutUser Kind = "meals-without-user"
-	// PhotosWithoutUser: photo objects whose users row is gone.
-	PhotosWithoutUser Kind = "photos-without-user"
-	// PhotosWithoutMeal: photo objects of an existing user that no meal
-	// row's photo names.
-	PhotosWithoutMeal Kind = "photos-without-meal"
-	// MissingPhotos: meals whose photo_v names an object that is missing
-	// or carries another version.
-	MissingPhotos Kind = "missing-photos"
-	// ForeignObjects: objects under users/ whose key no user ID makes
-	// (photo.OwnerOfKey): written outside ndiro. Reported, never cleaned
-	// up here: no owner's delete may touch them.
-	ForeignObjects Kind = "foreign-objects"
+	MealsWithoutUser  = meal.MealsWithoutUser
+	PhotosWithoutUser = meal.PhotosWithoutUser
+	PhotosWithoutMeal = meal.PhotosWithoutMeal
+	MissingPhotos     = meal.MissingPhotos
+	ForeignObjects    = meal.ForeignObjects
 )
 
 // Kinds lists every Kind in page order.
-var Kinds = []Kind{MealsWithoutUser, PhotosWithoutUser, PhotosWithoutMeal, MissingPhotos, ForeignObjects}
+var Kinds = meal.OrphanKinds
 
-// Grace is how old an object or a meal's last change must be before the
-// check calls it an orphan: an upload puts its objects before its meal
-// row, and a replace or move changes objects and row one after the other,
-// so something younger may simply be half-way through a write.
+// Grace is the monitor's grace period (meal.OrphanDeps.Grace): how old an
+// object or a meal's last change must be before the check calls it an
+// orphan, and how old an object must still be when a clean-up deletes
+// it.
 const Grace = time.Hour
 
 // SampleSize is how many keys of each kind the page lists.
@@ -50,16 +38,10 @@ const SampleSize = 5
 type Finding struct {
 	Kind  Kind
 	Count int
-	// Sample is the first SampleSize keys found, sorted.
+	// Sample is the first SampleSize labels found, sorted
+	// (meal.Orphan.Label: keys, or "user_id sk" for rows).
 	Sample []string
-	items  []orphan
-}
-
-// orphan is one thing to repair: a meal row (user, sort key), an object
-// (user, key), or a meal whose photo is dangling.
-type orphan struct {
-	userID, sk, key string
-	date, mealID    string
+	items  []meal.Orphan
 }
 
 // Report is the result of one check, or of one clean-up.
@@ -112,7 +94,7 @@ func (m *Monitor) StartCheck() error {
 
 // ErrNotOurs is returned by StartClean for ForeignObjects: written
 // outside ndiro, they are not its to delete.
-var ErrNotOurs = errors.New("admin: objects written outside ndiro are not cleaned up here")
+var ErrNotOurs = meal.ErrForeign
 
 // StartClean repairs the orphans of kind the last check found, in the
 // background, each checked again first, or returns ErrBusy (or ErrNotOurs
@@ -197,261 +179,34 @@ func (m *Monitor) progress(phase string, scanned int) {
 	m.orphans.phase, m.orphans.scanned = phase, scanned
 }
 
-// check reads every users key, every meal's photo fields and every photo
-// object, all paced, and finds the orphans of each kind.
+// check runs the orphan check (meal.Orphans.Find): every users key,
+// every meals row and every photo object, all paced, with the monitor's
+// grace period and the copies' versions compared.
 func (m *Monitor) check(ctx context.Context) (*Report, error) {
 	now := m.d.Clock.Now()
-	settled := func(t time.Time) bool { return now.Sub(t) >= Grace }
-	found := map[Kind]*Finding{}
+	f, err := m.finder.Find(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Findings: map[Kind]*Finding{}, At: now}
 	for _, k := range Kinds {
-		found[k] = &Finding{Kind: k}
+		items := f.Of[k]
+		fd := &Finding{Kind: k, Count: len(items), items: items}
+		for _, x := range items[:min(len(items), SampleSize)] {
+			fd.Sample = append(fd.Sample, x.Label())
+		}
+		rep.Findings[k] = fd
 	}
-	add := func(k Kind, o orphan, label string) {
-		f := found[k]
-		f.Count++
-		f.items = append(f.items, o)
-		f.Sample = append(f.Sample, label)
-	}
-	scanned := 0
-
-	m.progress("users", scanned)
-	users, err := m.d.Users.IDs(ctx, m.reads.Wait)
-	if err != nil {
-		return nil, err
-	}
-	scanned += len(users)
-
-	// photos[user][date/id] is the version the meal names (0: none).
-	m.progress("meals", scanned)
-	photos := map[string]map[string]photo.Version{}
-	var withPhoto []meal.Meal
-	err = m.d.Meals.ScanPhotos(ctx, m.reads.Wait, func(ml *meal.Meal) error {
-		scanned++
-		if scanned%500 == 0 {
-			m.progress("meals", scanned)
-		}
-		if !users[ml.UserID] {
-			add(MealsWithoutUser, orphan{userID: ml.UserID, sk: ml.SK}, ml.UserID+" "+ml.SK)
-			return nil
-		}
-		if photos[ml.UserID] == nil {
-			photos[ml.UserID] = map[string]photo.Version{}
-		}
-		photos[ml.UserID][ml.Date+"/"+ml.ID] = ml.PhotoV
-		if ml.HasPhoto() && settled(ml.UpdatedAt) {
-			withPhoto = append(withPhoto, *ml)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-
-	m.progress("photos", scanned)
-	present := map[string]bool{}
-	err = m.d.Photos.List(ctx, "users/", m.s3.Wait, func(o photo.ObjectInfo) error {
-		scanned++
-		present[o.Key] = true
-		owner, date, id, _, ok := photo.ParseKey(o.Key)
-		known := ok
-		if !ok {
-			owner, known = photo.OwnerOfKey(o.Key)
-		}
-		switch {
-		case !known:
-			add(ForeignObjects, orphan{key: o.Key}, o.Key)
-		case !settled(o.Modified):
-		case !users[owner]:
-			add(PhotosWithoutUser, orphan{userID: owner, key: o.Key}, o.Key)
-		case !ok || photos[owner][date+"/"+id] == 0:
-			add(PhotosWithoutMeal, orphan{userID: owner, key: o.Key, date: date, mealID: id}, o.Key)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-
-	// A meal's two copies must exist and carry its version: HeadObject,
-	// paced, for those the listing has.
-	m.progress("versions", scanned)
-	for i := range withPhoto {
-		ml := &withPhoto[i]
-		if bad, err := m.dangling(ctx, ml, present); err != nil {
-			return nil, err
-		} else if bad {
-			add(MissingPhotos, orphan{userID: ml.UserID, sk: ml.SK, date: ml.Date, mealID: ml.ID}, ml.UserID+" "+ml.SK)
-		}
-		scanned++
-		if i%100 == 0 {
-			m.progress("versions", scanned)
-		}
-	}
-	for _, f := range found {
-		sort.Strings(f.Sample)
-		f.Sample = f.Sample[:min(len(f.Sample), SampleSize)]
-	}
-	return &Report{Findings: found, At: now}, nil
+	return rep, nil
 }
 
-// dangling reports whether a copy of ml's photo is missing (from the
-// listing present, or at S3 when present is nil) or carries another
-// version.
-func (m *Monitor) dangling(ctx context.Context, ml *meal.Meal, present map[string]bool) (bool, error) {
-	for _, key := range ml.PhotoKeys() {
-		if present != nil && !present[key] {
-			return true, nil
-		}
-		if err := m.s3.Wait(ctx, 1); err != nil {
-			return false, err
-		}
-		v, _, err := m.d.Photos.Head(ctx, ml.UserID, key)
-		if errors.Is(err, photo.ErrNotFound) {
-			return true, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		if v != ml.PhotoV {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// clean repairs items of kind, checking each again first, and returns how
-// many it repaired.
-func (m *Monitor) clean(ctx context.Context, kind Kind, items []orphan) (int, error) {
-	byUser := map[string][]orphan{}
-	for _, o := range items {
-		byUser[o.userID] = append(byUser[o.userID], o)
-	}
-	gone := func(id string) (bool, error) {
-		if err := m.reads.Wait(ctx, 1); err != nil {
-			return false, err
-		}
-		_, err := m.d.Users.Get(ctx, id)
-		if errors.Is(err, user.ErrNotFound) {
-			return true, nil
-		}
-		return false, err
-	}
-	n := 0
-	for owner, list := range byUser {
-		switch kind {
-		case MealsWithoutUser, PhotosWithoutUser:
-			if ok, err := gone(owner); err != nil {
-				return n, err
-			} else if !ok {
-				continue // the user is back (signed up again): leave it
-			}
-			if kind == MealsWithoutUser {
-				sks := make([]string, len(list))
-				for i, o := range list {
-					sks[i] = o.sk
-				}
-				d, err := m.d.Meals.DeleteKeys(ctx, owner, sks)
-				n += d
-				if err != nil {
-					return n, err
-				}
-				continue
-			}
-			var keys []string
-			for _, o := range list {
-				if ok, err := m.settledObject(ctx, owner, o.key); err != nil {
-					return n, err
-				} else if ok {
-					keys = append(keys, o.key)
-				}
-			}
-			if err := m.d.Photos.Delete(ctx, owner, keys...); err != nil {
-				return n, err
-			}
-			n += len(keys)
-		case PhotosWithoutMeal:
-			for _, o := range list {
-				if o.date != "" {
-					if ml, err := m.meal(ctx, o); err != nil {
-						return n, err
-					} else if ml != nil && ml.HasPhoto() {
-						continue // a meal names it now
-					}
-				}
-				// The meal row is written after its objects: an object
-				// written since the check may be an upload on its way to
-				// its row.
-				if ok, err := m.settledObject(ctx, owner, o.key); err != nil {
-					return n, err
-				} else if !ok {
-					continue
-				}
-				if err := m.d.Photos.Delete(ctx, owner, o.key); err != nil {
-					return n, err
-				}
-				n++
-			}
-		case MissingPhotos:
-			for _, o := range list {
-				ml, err := m.meal(ctx, o)
-				if err != nil {
-					return n, err
-				}
-				if ml == nil || !ml.HasPhoto() {
-					continue
-				}
-				if bad, err := m.dangling(ctx, ml, nil); err != nil {
-					return n, err
-				} else if !bad {
-					continue
-				}
-				ml.PhotoV, ml.PhotoW, ml.PhotoH, ml.ThumbW, ml.ThumbH, ml.PhotoTaken = 0, 0, 0, 0, 0, ""
-				ml.UpdatedAt = m.d.Clock.Now().UTC()
-				if err := m.d.Meals.Update(ctx, ml); err != nil && !errors.Is(err, meal.ErrNotFound) && !errors.Is(err, meal.ErrConflict) {
-					return n, err
-				} else if err == nil {
-					n++
-				}
-			}
-		}
+// clean repairs items of kind (meal.Orphans.Clean, each checked again
+// first) and returns how many it repaired.
+func (m *Monitor) clean(ctx context.Context, kind Kind, items []meal.Orphan) (int, error) {
+	n, err := m.finder.Clean(ctx, kind, items)
+	if err != nil {
+		return n, err
 	}
 	m.d.Log.Info("orphans cleaned", "kind", string(kind), "count", n)
 	return n, nil
-}
-
-// settledObject reports whether the object key of owner is still there and
-// was last written at least Grace ago (HeadObject, paced), so that a
-// clean-up may delete it. The check saw the object settled, but it may
-// have been written again since: an upload, a replace or a move puts a
-// meal's objects before its row, and an object younger than Grace may be
-// one of those on its way to its row. A missing object is not deleted
-// (nothing to do).
-func (m *Monitor) settledObject(ctx context.Context, owner, key string) (bool, error) {
-	if err := m.s3.Wait(ctx, 1); err != nil {
-		return false, err
-	}
-	_, written, err := m.d.Photos.Head(ctx, owner, key)
-	if errors.Is(err, photo.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return m.d.Clock.Now().Sub(written) >= Grace, nil
-}
-
-// meal reads the meal an orphan names, nil if it is gone.
-func (m *Monitor) meal(ctx context.Context, o orphan) (*meal.Meal, error) {
-	d, err := meal.ParseDate(o.date)
-	if err != nil {
-		return nil, nil
-	}
-	if err := m.reads.Wait(ctx, 1); err != nil {
-		return nil, err
-	}
-	ml, err := m.d.Meals.Get(ctx, o.userID, d, o.mealID)
-	if errors.Is(err, meal.ErrNotFound) {
-		return nil, nil
-	}
-	return ml, err
 }

@@ -239,7 +239,7 @@ func write(ctx context.Context, d Deps, ownerID string, p planned, v photo.Versi
 		if err != nil {
 			return false, fmt.Errorf("demo: photo: %w", err)
 		}
-		m.PhotoV, m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH = v, proc.Width, proc.Height, proc.ThumbWidth, proc.ThumbHeight
+		m.Photo = meal.PhotoOf(proc, v)
 		keys := m.PhotoKeys()
 		if err := d.Photos.Put(ctx, keys[0], proc.Display, v); err != nil {
 			return false, err

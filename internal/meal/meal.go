@@ -67,6 +67,26 @@ type Meal struct {
 	// Hunger before and fullness after, 1 (least) to 5 (most); nil is blank.
 	Hunger   *int `dynamodbav:"hunger,omitempty" json:"hunger,omitempty"`
 	Fullness *int `dynamodbav:"fullness,omitempty" json:"fullness,omitempty"`
+	// Photo is the meal's photo, its attributes top-level in the item.
+	Photo
+	CreatedAt time.Time `dynamodbav:"created_at" json:"created_at"`
+	UpdatedAt time.Time `dynamodbav:"updated_at" json:"updated_at"`
+	// Version counts writes, from 1; Update is conditional on it.
+	Version int64 `dynamodbav:"version" json:"-"`
+}
+
+// Photo is a meal's photo as its row records it: the version of the
+// copies' bytes, their pixel sizes and the capture time, set together by
+// newPhoto and cleared together by assigning the zero Photo, which is no
+// photo. Embedded in Meal, its fields are promoted (m.PhotoV) and stored
+// as top-level attributes of the meals item (photo_v, photo_w, photo_h,
+// thumb_w, thumb_h, photo_taken), the names they had as Meal's own
+// fields: rows written before and after read the same. They keep their
+// "Photo"/"Thumb" prefixes for that reason.
+//
+// Templates of list pages must not reach these fields through Meal: a
+// promoted field costs reflection allocations on every use (gridMeal).
+type Photo struct {
 	// PhotoV is photo_v, when the photo's bytes last changed; 0 is no photo.
 	// It changes only when the bytes do, so a notes edit keeps every URL.
 	PhotoV photo.Version `dynamodbav:"photo_v,omitempty" json:"-"`
@@ -76,12 +96,31 @@ type Meal struct {
 	ThumbW int `dynamodbav:"thumb_w,omitempty" json:"-"`
 	ThumbH int `dynamodbav:"thumb_h,omitempty" json:"-"`
 	// PhotoTaken is the photo's EXIF capture time, camera wall clock
-	// "2006-01-02T15:04:05"; "" if unknown.
-	PhotoTaken string    `dynamodbav:"photo_taken,omitempty" json:"photo_taken,omitempty"`
-	CreatedAt  time.Time `dynamodbav:"created_at" json:"created_at"`
-	UpdatedAt  time.Time `dynamodbav:"updated_at" json:"updated_at"`
-	// Version counts writes, from 1; Update is conditional on it.
-	Version int64 `dynamodbav:"version" json:"-"`
+	// "2006-01-02T15:04:05"; "" if unknown. It tells where the owner was
+	// when, so it is the owner's alone: share recipients never get it
+	// (share.redact).
+	PhotoTaken string `dynamodbav:"photo_taken,omitempty" json:"photo_taken,omitempty"`
+}
+
+// takenLayout is how PhotoTaken writes a camera wall-clock time.
+const takenLayout = "2006-01-02T15:04:05"
+
+// newPhoto is the one place a Photo is made: version v, a display copy of
+// w×h and a thumbnail of tw×th pixels, taken at the camera wall-clock time
+// taken (the zero time if unknown).
+func newPhoto(v photo.Version, w, h, tw, th int, taken time.Time) Photo {
+	p := Photo{PhotoV: v, PhotoW: w, PhotoH: h, ThumbW: tw, ThumbH: th}
+	if !taken.IsZero() {
+		p.PhotoTaken = taken.Format(takenLayout)
+	}
+	return p
+}
+
+// PhotoOf returns the Photo of version v for copies the pipeline made
+// (sizes and capture time from proc), for a writer that stores proc's two
+// copies itself (the demo seed).
+func PhotoOf(proc *photo.Processed, v photo.Version) Photo {
+	return newPhoto(v, proc.Width, proc.Height, proc.ThumbWidth, proc.ThumbHeight, proc.Taken)
 }
 
 // DateTime returns the meal's date and time of day as a wall-clock time
@@ -116,15 +155,10 @@ func (m *Meal) PhotoKeys() []string {
 	return []string{photo.Key(m.UserID, m.Date, m.ID, photo.SizeDisplay), photo.Key(m.UserID, m.Date, m.ID, photo.SizeThumb)}
 }
 
-// clearPhoto drops the photo from m: version, sizes and capture time.
-func (m *Meal) clearPhoto() {
-	m.PhotoV, m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH, m.PhotoTaken = 0, 0, 0, 0, 0, ""
-}
-
 // TakenTime returns the photo's capture time (PhotoTaken) as a wall-clock
 // time, or an error if there is none.
 func (m *Meal) TakenTime() (time.Time, error) {
-	return time.Parse("2006-01-02T15:04:05", m.PhotoTaken)
+	return time.Parse(takenLayout, m.PhotoTaken)
 }
 
 // DetailURL returns the owner's page of the meal: "/meals/2026-09-01/123000-abcdef".

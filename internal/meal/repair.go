@@ -4,154 +4,107 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
-
-	"ndiro/internal/dynamo"
-	"ndiro/internal/photo"
 )
 
-// Rows is the meals table as CheckPhotos reads it and RepairPhotos fixes
-// it; *Store is one.
-type Rows interface {
-	ScanPhotos(ctx context.Context, pace dynamo.Pace, fn func(*Meal) error) error
-	Get(ctx context.Context, userID string, d Date, id string) (*Meal, error)
-	Update(ctx context.Context, m *Meal) error
-}
-
-// Objects is the photo bucket as CheckPhotos lists it and RepairPhotos
-// cleans it; *photo.Store is one.
-type Objects interface {
-	List(ctx context.Context, prefix string, pace func(context.Context, int) error, fn func(photo.ObjectInfo) error) error
-	Delete(ctx context.Context, ownerID string, keys ...string) error
-}
-
-// PhotoReport is where meal rows and photo objects disagree. Writes put a
-// photo's objects before its row and delete them after it (DESIGN.md,
-// Photos), so a crash or a failed step between the two leaves objects no
-// row names; a meal whose photo_v names a missing object should never
-// happen, but a data dir restored from elsewhere can hold one.
+// PhotoReport is what the start-up photo check found where meal rows and
+// photo objects disagree. Writes put a photo's objects before its row and
+// delete them after it (DESIGN.md, Photos), so a crash or a failed step
+// between the two leaves objects no row names; a meal whose photo names a
+// missing object should never happen, but a data dir restored from
+// elsewhere can hold one.
 type PhotoReport struct {
 	// Meals and Objects are how many meal rows and objects under "users/"
 	// were compared.
 	Meals, Objects int
 	// Orphans are the keys, sorted, of objects under "users/" that no
-	// meal's photo names: neither its display copy nor its thumbnail
-	// (Meal.PhotoKeys) of a meal with both copies present.
+	// meal's photo names once Missing are cleared: PhotosWithoutMeal, and
+	// the copies left of a Missing meal's photo.
 	Orphans []string
-	// Missing are the meals, sorted by owner and sort key, whose photo_v
-	// is set but at least one of whose two copies (Meal.PhotoKeys) is not
-	// in the bucket: whole rows, as scanned. Only presence is compared,
-	// not the version an object carries.
+	// Missing are the meals, sorted by owner and sort key, at least one
+	// of whose two copies (Meal.PhotoKeys) is not in the bucket: whole
+	// rows, as scanned. Only presence is compared, not the version an
+	// object carries: a replace whose row write failed leaves newer bytes
+	// than the row names, which the photo route follows.
 	Missing []Meal
+	// Foreign are the keys, sorted, of objects under "users/" that no
+	// user ID makes (ForeignObjects): written outside ndiro, reported and
+	// never deleted.
+	Foreign []string
 }
 
-// Clean reports whether rows and objects agree.
-func (r *PhotoReport) Clean() bool { return len(r.Orphans) == 0 && len(r.Missing) == 0 }
+// Clean reports whether rows and objects agree and nothing foreign lies
+// among them.
+func (r *PhotoReport) Clean() bool {
+	return len(r.Orphans) == 0 && len(r.Missing) == 0 && len(r.Foreign) == 0
+}
 
-// CheckPhotos compares every meal row with every object under "users/",
-// which holds only meal photos (DESIGN.md, Photos), and reports where they
-// disagree. It changes nothing. Objects under any other prefix, such as
-// the short-lived pending uploads under "pending/", are never looked at.
-// Reads are paid for through pace, one unit per listing page and per item
-// scanned; nil reads as fast as the backends answer.
-//
-// It lists the bucket, then scans the table, each once. Uploads, moves
-// and deletes running meanwhile can show up as orphans or missing copies
-// for that moment, so only counts taken while the app writes are
-// approximate. Missing holds the meals as scanned: whole items
-// (Store.ScanPhotos), possibly older than the table by the time they are
-// read, which is why RepairPhotos reads each again before writing it.
-func CheckPhotos(ctx context.Context, rows Rows, objects Objects, pace dynamo.Pace) (*PhotoReport, error) {
-	if pace == nil {
-		pace = func(context.Context, int) error { return nil }
+// photoReport sums up f as the start-up check reports it.
+func photoReport(f *Found) *PhotoReport {
+	r := &PhotoReport{Meals: f.Meals, Objects: f.Objects}
+	for _, x := range f.Of[PhotosWithoutMeal] {
+		r.Orphans = append(r.Orphans, x.Key)
 	}
-	exists := map[string]bool{}
-	var keys []string
-	err := objects.List(ctx, "users/", pace, func(o photo.ObjectInfo) error {
-		exists[o.Key] = true
-		keys = append(keys, o.Key)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("meal: check photos: %w", err)
+	for _, x := range f.Of[MissingPhotos] {
+		r.Missing = append(r.Missing, *x.Meal)
+		r.Orphans = append(r.Orphans, x.Copies...)
 	}
-	r := &PhotoReport{Objects: len(keys)}
-	named := map[string]bool{}
-	err = rows.ScanPhotos(ctx, pace, func(m *Meal) error {
-		r.Meals++
-		if !m.HasPhoto() {
-			return nil
-		}
-		pk := m.PhotoKeys()
-		if !exists[pk[0]] || !exists[pk[1]] {
-			r.Missing = append(r.Missing, *m)
-			return nil
-		}
-		for _, k := range pk {
-			named[k] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("meal: check photos: %w", err)
-	}
-	for _, k := range keys {
-		if !named[k] {
-			r.Orphans = append(r.Orphans, k)
-		}
+	for _, x := range f.Of[ForeignObjects] {
+		r.Foreign = append(r.Foreign, x.Key)
 	}
 	slices.Sort(r.Orphans)
-	slices.SortFunc(r.Missing, func(a, b Meal) int {
-		return strings.Compare(a.UserID+"\x00"+a.SK, b.UserID+"\x00"+b.SK)
-	})
-	return r, nil
+	return r
 }
 
-// RepairPhotos runs CheckPhotos (unpaced) and makes rows and objects
-// agree again: it first clears the photo (photo_v, sizes, capture time) of
-// every Missing meal, read in full and written back with a
-// version-conditional Update, then deletes every orphan object, including
-// the one surviving copy of a Missing meal's photo. It returns what it
-// found and repaired; on error, repairs made before it stay made.
+// CheckPhotos compares every meal row with every object under "users/",
+// which holds only meal photos (DESIGN.md, Photos), with Orphans.Find (no
+// grace period, no users table, presence only), and reports where they
+// disagree. It changes nothing. Reads are paid for through pace, one unit
+// per listing page and per item scanned; nil reads as fast as the
+// backends answer.
+//
+// It scans the table, then lists the bucket, each once. Uploads, moves
+// and deletes running meanwhile can show up as orphans or missing copies
+// for that moment, so only counts taken while nothing writes are exact.
+func CheckPhotos(ctx context.Context, rows Rows, objects Objects, pace func(context.Context, int) error) (*PhotoReport, error) {
+	f, err := NewOrphans(OrphanDeps{Rows: rows, Objects: objects, Pace: pace, ObjectPace: pace}).Find(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return photoReport(f), nil
+}
+
+// RepairPhotos runs the orphan check unpaced, with no grace period and
+// without the users table, and makes rows and objects agree again: it
+// first clears the photo of every Missing meal (Orphans' MissingPhotos
+// repair: read again, checked again, written back with a
+// version-conditional Update), then deletes every orphan object, the
+// copies left of the cleared photos included (the PhotosWithoutMeal
+// repair). Objects no user ID makes are reported, not deleted. It returns
+// what it found; on error, repairs made before it stay made, and no copy
+// is deleted while a row still names it.
 //
 // Run it only while nothing else writes: local mode runs it at start-up,
 // before serving (cmd/ndiro). An upload in flight has its objects before
 // its row, and would lose them.
 func RepairPhotos(ctx context.Context, rows Rows, objects Objects) (*PhotoReport, error) {
-	r, err := CheckPhotos(ctx, rows, objects, nil)
+	o := NewOrphans(OrphanDeps{Rows: rows, Objects: objects})
+	f, err := o.Find(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, found := range r.Missing {
-		d, err := ParseDate(found.Date)
-		if err != nil {
-			return r, fmt.Errorf("meal: repair photos: %s %s: %w", found.UserID, found.SK, err)
-		}
-		m, err := rows.Get(ctx, found.UserID, d, found.ID)
-		if err == nil {
-			m.clearPhoto()
-			err = rows.Update(ctx, m)
-		}
-		if err != nil {
-			return r, fmt.Errorf("meal: repair photos: clear %s %s: %w", found.UserID, found.SK, err)
+	r := photoReport(f)
+	cleared, err := o.clearMissing(ctx, f.Of[MissingPhotos])
+	if err != nil {
+		return r, fmt.Errorf("meal: repair photos: %w", err)
+	}
+	unnamed := f.Of[PhotosWithoutMeal]
+	for _, x := range cleared {
+		for _, k := range x.Copies {
+			unnamed = append(unnamed, Orphan{Key: k, UserID: x.UserID})
 		}
 	}
-	byOwner := map[string][]string{}
-	var owners []string
-	for _, k := range r.Orphans {
-		owner, ok := photo.OwnerOfKey(k)
-		if !ok {
-			continue // no user ID makes this key: not ndiro's to delete
-		}
-		if byOwner[owner] == nil {
-			owners = append(owners, owner)
-		}
-		byOwner[owner] = append(byOwner[owner], k)
-	}
-	for _, owner := range owners {
-		if err := objects.Delete(ctx, owner, byOwner[owner]...); err != nil {
-			return r, fmt.Errorf("meal: repair photos: %w", err)
-		}
+	if _, err := o.deleteUnnamed(ctx, unnamed); err != nil {
+		return r, fmt.Errorf("meal: repair photos: %w", err)
 	}
 	return r, nil
 }

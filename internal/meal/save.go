@@ -14,6 +14,7 @@ import (
 // write uses: *Store and *photo.Store are the real ones.
 type (
 	rows interface {
+		Get(ctx context.Context, userID string, d Date, id string) (*Meal, error)
 		Create(ctx context.Context, m *Meal) error
 		Update(ctx context.Context, m *Meal) error
 		DeleteVersion(ctx context.Context, m *Meal) error
@@ -36,7 +37,7 @@ type (
 // A photo replaced in place is the one exception to the order: its keys
 // are the ones the row names, so a failure after the new bytes went in
 // leaves the row naming an older version than its objects carry, which
-// the photo route follows (save says how that is kept rare).
+// the photo route follows (replace says how that is kept rare).
 type writer struct {
 	rows    rows
 	objects objects
@@ -57,25 +58,20 @@ type upload struct {
 
 func (u upload) present() bool { return u.proc != nil || u.pending != nil }
 
-// record writes the upload's sizes and capture time on m as the photo of
-// version v.
-func (u upload) record(m *Meal, v photo.Version) {
-	taken := u.taken
+// photo returns the upload as the photo of version v: sizes from the
+// processed or kept copies, the capture time from the photo itself, else
+// the one sent apart.
+func (u upload) photo(v photo.Version) Photo {
+	w, h, tw, th, taken := 0, 0, 0, 0, time.Time{}
 	if u.proc != nil {
-		m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH = u.proc.Width, u.proc.Height, u.proc.ThumbWidth, u.proc.ThumbHeight
-		if !u.proc.Taken.IsZero() {
-			taken = u.proc.Taken
-		}
-	} else {
-		m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH = u.pending.Width, u.pending.Height, u.pending.ThumbWidth, u.pending.ThumbHeight
-		if !u.pending.Taken.IsZero() {
-			taken = u.pending.Taken
-		}
+		w, h, tw, th, taken = u.proc.Width, u.proc.Height, u.proc.ThumbWidth, u.proc.ThumbHeight, u.proc.Taken
+	} else if u.pending != nil {
+		w, h, tw, th, taken = u.pending.Width, u.pending.Height, u.pending.ThumbWidth, u.pending.ThumbHeight, u.pending.Taken
 	}
-	m.PhotoV, m.PhotoTaken = v, ""
-	if !taken.IsZero() {
-		m.PhotoTaken = taken.Format("2006-01-02T15:04:05")
+	if taken.IsZero() {
+		taken = u.taken
 	}
+	return newPhoto(v, w, h, tw, th, taken)
 }
 
 // put stores the upload as m's photo (m.PhotoV must be set) under
@@ -142,7 +138,7 @@ func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version)
 			return fmt.Errorf("meal: create: %w", err)
 		}
 		m.ID = NewID(tod)
-		u.record(m, v)
+		m.Photo = u.photo(v)
 		if err := w.put(ctx, m, u, true); err != nil {
 			return err
 		}
@@ -174,6 +170,13 @@ func (c change) apply(m *Meal) {
 	m.UpdatedAt = c.now.UTC()
 }
 
+// nextVersion is the photo_v of a new photo for cur, made at now: the
+// clock's nanoseconds, but always above cur's, so a clock that stands
+// still or steps back still changes every URL.
+func nextVersion(cur *Meal, now time.Time) photo.Version {
+	return photo.Version(max(now.UnixNano(), int64(cur.PhotoV)+1))
+}
+
 // moves reports whether the edit changes cur's date or time, which are
 // part of its key.
 func (c change) moves(cur *Meal) bool {
@@ -181,150 +184,170 @@ func (c change) moves(cur *Meal) bool {
 }
 
 // save applies c to cur, read at cur.Version, and returns the meal as
-// saved. Without a new date or time it is one conditional write in place:
-// ErrConflict if the meal changed since cur was read, ErrNotFound if it is
-// gone. A new date or time moves it: the photo is put (or copied,
-// server-side) under the new keys, the new row created, then the old row
-// deleted on the condition that it is still cur, then the old objects. If
-// the old row changed or is gone at that step (another window edited,
-// moved or deleted the meal), the new row and objects are undone, so the
-// other change stands: ErrConflict or ErrNotFound. A failure to get an
-// answer there is tried once more: the old row then gone means this very
-// delete went through, and the new row stays; still no answer keeps both
-// rows, the meal at worst in two places, never in none.
+// saved. Without a new date or time it is one conditional write in place
+// (update). A new date or time moves it (move). Either way, a meal gone
+// meanwhile is ErrNotFound, and one another window changed meanwhile is a
+// *changedError (errors.Is ErrConflict) holding the latest version, read
+// here, for the form to be shown beside; if the edit's new photo had
+// already replaced the old copies by then, the error says that the photo
+// was recorded on that latest version all the same.
 func (w *writer) save(ctx context.Context, cur *Meal, c change) (*Meal, error) {
+	var (
+		saved *Meal
+		err   error
+	)
 	if c.moves(cur) {
-		return w.move(ctx, cur, c)
+		saved, err = w.move(ctx, cur, c)
+	} else {
+		saved, err = w.update(ctx, cur, c)
 	}
+	var ch *changedError
+	if errors.Is(err, ErrConflict) && !errors.As(err, &ch) {
+		return nil, w.changed(ctx, cur)
+	}
+	return saved, err
+}
+
+// changedError is save's answer for a meal another window changed after
+// the edit read it.
+type changedError struct {
+	// latest is the meal as it is now.
+	latest *Meal
+	// photoSaved: the edit's new photo replaced the old copies before the
+	// change was found, and is recorded on latest (recordPhoto); the rest
+	// of the edit was not saved.
+	photoSaved bool
+}
+
+func (e *changedError) Error() string {
+	if e.photoSaved {
+		return "meal changed meanwhile; its new photo was saved"
+	}
+	return "meal changed meanwhile"
+}
+
+func (e *changedError) Unwrap() error { return ErrConflict }
+
+// changed reads the latest version of cur after a write was refused
+// because the meal changed: a *changedError holding it, or ErrNotFound if
+// the meal has gone since.
+func (w *writer) changed(ctx context.Context, cur *Meal) error {
+	latest, err := w.rows.Get(ctx, cur.UserID, mustDate(cur.Date), cur.ID)
+	if err != nil {
+		return err
+	}
+	return &changedError{latest: latest}
+}
+
+// update is save for an edit that keeps the meal's date and time: one
+// conditional write in place, ErrConflict if the meal changed since cur
+// was read, ErrNotFound if it is gone. A new photo is written first, over
+// the old copies (their keys do not change); a removed photo's copies are
+// deleted after the row no longer names them.
+func (w *writer) update(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	m := *cur
 	c.apply(&m)
-	oldKeys := cur.PhotoKeys()
 	if c.upload.present() {
-		c.upload.record(&m, photo.Version(max(c.now.UnixNano(), int64(cur.PhotoV)+1)))
-		// The new bytes replace the old under the same keys, each tagged
-		// with its version: the photo route sends a URL of the old version
-		// to the version the object carries. The row still names these
-		// keys, so a failure here must not delete them.
-		if err := w.put(ctx, &m, c.upload, false); err != nil {
-			return nil, err
-		}
-	} else if c.remove {
-		m.clearPhoto()
+		return w.replace(ctx, cur, &m, c)
 	}
-	err := w.rows.Update(ctx, &m)
-	if err != nil && c.upload.present() && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
-		// The objects already carry the new version, and the row must name
-		// it: try once more, past a cancelled request (a browser gone
-		// mid-save) too.
+	if c.remove {
+		m.Photo = Photo{}
+	}
+	if err := w.rows.Update(ctx, &m); err != nil {
+		return nil, err
+	}
+	if c.remove && cur.HasPhoto() {
+		w.drop(ctx, cur.UserID, cur.PhotoKeys())
+	}
+	return &m, nil
+}
+
+// replace is update for an edit bringing a new photo: m is cur with the
+// edit applied. The new bytes replace the old under the same keys, each
+// tagged with its version, and the row is written after: the photo route
+// sends a URL of the old version on to the version the object carries,
+// so a failure between the two still shows a photo. Once the bytes are
+// replaced the row must name them: a failed write is tried once more,
+// past a cancelled request (a browser gone mid-save) too; a meal changed
+// meanwhile gets the photo recorded on its latest version (recordPhoto);
+// a meal gone meanwhile gets the new copies deleted, as no row names them.
+func (w *writer) replace(ctx context.Context, cur, m *Meal, c change) (*Meal, error) {
+	m.Photo = c.upload.photo(nextVersion(cur, c.now))
+	// The row still names these keys, so a failure here must not delete
+	// them.
+	if err := w.put(ctx, m, c.upload, false); err != nil {
+		return nil, err
+	}
+	err := w.rows.Update(ctx, m)
+	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
 		w.log.Warn("meal row not updated after its photo was replaced, retrying", "user_id", cur.UserID, "err", err)
 		// A first write that went through, its answer lost, is found by
 		// the store (Update) and is no conflict.
-		err = w.rows.Update(context.WithoutCancel(ctx), &m)
-	}
-	if errors.Is(err, ErrConflict) && c.upload.present() {
-		// Changed between reading and writing, after the new photo's bytes
-		// replaced the old: the bytes stand, and the row must name them, so
-		// the caller reads the latest version and records the photo there.
-		return &m, errPhotoReplaced
+		err = w.rows.Update(context.WithoutCancel(ctx), m)
 	}
 	switch {
+	case errors.Is(err, ErrConflict):
+		return nil, w.recordReplaced(ctx, m, c)
 	case errors.Is(err, ErrNotFound):
-		if c.upload.present() {
-			w.drop(ctx, cur.UserID, oldKeys)
-		}
+		w.drop(ctx, cur.UserID, cur.PhotoKeys())
 		return nil, err
-	case err != nil && c.upload.present():
+	case err != nil:
 		// The row still names the old version and sizes: the photo route
 		// sends its URLs on to the version the objects carry, so the meal
 		// shows the new photo, framed by the old sizes until its next
 		// photo change.
 		w.log.Error("meal photo replaced but its row not updated", "user_id", cur.UserID, "err", err)
 		return nil, err
-	case err != nil:
-		return nil, err
-	}
-	if c.remove && cur.HasPhoto() {
-		w.drop(ctx, cur.UserID, oldKeys)
 	}
 	w.done(ctx, cur.UserID, c.upload)
-	return &m, nil
+	return m, nil
 }
 
-// errPhotoReplaced: an edit bringing a photo met a newer version of the
-// meal after the photo's bytes had replaced the old ones.
-var errPhotoReplaced = errors.New("meal changed meanwhile, after its photo was replaced")
-
-// move is save for an edit that changes the meal's date or time.
-func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
-	tod, err := ParseTimeOfDay(c.edited.Time)
+// recordReplaced handles an edit whose new photo (m.Photo) replaced the
+// old copies just as another window saved the meal: the photo is recorded
+// on the latest version, so row and objects agree, and the rest of the
+// edit is left for the owner to apply again (a *changedError saying the
+// photo was saved). Past a cancelled request too: the bytes are already
+// replaced. A meal deleted or moved meanwhile is ErrNotFound, and the new
+// copies are deleted: no row names them.
+func (w *writer) recordReplaced(ctx context.Context, m *Meal, c change) error {
+	latest, err := w.recordPhoto(context.WithoutCancel(ctx), m, c.now)
+	if errors.Is(err, ErrNotFound) {
+		w.drop(ctx, m.UserID, m.PhotoKeys())
+		return err
+	}
 	if err != nil {
-		return nil, fmt.Errorf("meal: move: %w", err)
+		return err
 	}
-	moved := *cur
-	c.apply(&moved)
-	moved.Date, moved.Time, moved.ID = c.edited.Date, tod.String(), NewID(tod)
-	switch {
-	case c.upload.present():
-		c.upload.record(&moved, photo.Version(max(c.now.UnixNano(), int64(cur.PhotoV)+1)))
-		if err := w.put(ctx, &moved, c.upload, true); err != nil {
-			return nil, err
+	w.done(ctx, m.UserID, c.upload)
+	return &changedError{latest: latest, photoSaved: true}
+}
+
+// recordAttempts is how many times recordPhoto reads and writes the meal
+// before it gives up on one changing under it.
+const recordAttempts = 3
+
+// recordPhoto writes the photo of saved, whose copies have replaced the
+// meal's old ones, on the latest version of the meal, and returns that
+// version as written. A meal changing between the read and the write is
+// read again, up to recordAttempts times; a meal gone is ErrNotFound.
+func (w *writer) recordPhoto(ctx context.Context, saved *Meal, now time.Time) (*Meal, error) {
+	var err error
+	for range recordAttempts {
+		var latest *Meal
+		latest, err = w.rows.Get(ctx, saved.UserID, mustDate(saved.Date), saved.ID)
+		if err != nil {
+			return nil, fmt.Errorf("meal: record replaced photo: %w", err)
 		}
-	case c.remove:
-		moved.clearPhoto()
-	case cur.HasPhoto():
-		from, to := cur.PhotoKeys(), moved.PhotoKeys()
-		for i := range from {
-			if err := w.objects.Copy(ctx, cur.UserID, from[i], to[i]); err != nil {
-				w.drop(ctx, cur.UserID, to[:i])
-				return nil, err
-			}
+		latest.Photo = saved.Photo
+		latest.UpdatedAt = now.UTC()
+		err = w.rows.Update(ctx, latest)
+		if err == nil {
+			return latest, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			break
 		}
 	}
-	if err := w.rows.Create(ctx, &moved); err != nil {
-		if moved.HasPhoto() {
-			w.drop(ctx, cur.UserID, moved.PhotoKeys())
-		}
-		return nil, err
-	}
-	// One attempt without the SDK's retries, so that "not found" means
-	// another writer took the old row, not that a lost attempt of this
-	// very delete did.
-	err = w.rows.DeleteVersionOnce(ctx, cur)
-	retried := false
-	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
-		// Whether the old row went is unknown: ask again, past a cancelled
-		// request too. A delete that went through the first time is
-		// ErrNotFound now.
-		w.log.Warn("old meal row not deleted after a move, retrying", "user_id", cur.UserID, "err", err)
-		err, retried = w.rows.DeleteVersion(context.WithoutCancel(ctx), cur), true
-	}
-	switch {
-	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound) && !retried:
-		// The old meal changed, moved or was deleted (another window)
-		// while it was copied: undo the copy, so the other change stands
-		// and the meal is neither doubled nor brought back. The undo is a
-		// delete of what this request just wrote, past a cancelled request
-		// too.
-		// ("Not found" there is an attempt of this undo that went through.)
-		bg := context.WithoutCancel(ctx)
-		if derr := w.rows.DeleteVersion(bg, &moved); derr != nil && !errors.Is(derr, ErrNotFound) {
-			w.log.Error("moved meal not undone", "user_id", cur.UserID, "err", derr)
-		} else if moved.HasPhoto() {
-			w.drop(bg, cur.UserID, moved.PhotoKeys())
-		}
-		return nil, err
-	case errors.Is(err, ErrNotFound):
-		// Asked again, the old row is gone: the first delete went through,
-		// only its answer was lost. The new row is the meal.
-	case err != nil:
-		// Still unknown: keep the new row, so the meal is at worst in
-		// both places, never in neither.
-		w.log.Error("meal moved but its old row not deleted", "user_id", cur.UserID, "err", err)
-		return nil, fmt.Errorf("meal: move: old row not deleted, the meal may be in both places: %w", err)
-	}
-	if cur.HasPhoto() {
-		w.drop(ctx, cur.UserID, cur.PhotoKeys())
-	}
-	w.done(ctx, cur.UserID, c.upload)
-	return &moved, nil
+	return nil, fmt.Errorf("meal: record replaced photo: %w", err)
 }

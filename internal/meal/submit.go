@@ -1,13 +1,10 @@
 package meal
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
@@ -100,13 +97,13 @@ func (h *Handler) adoptTimeZone(r *http.Request, u *user.User) {
 // photo". It is conditional on the version the form was opened on: a meal
 // changed in another window gets the form again (409) with this window's
 // text kept and the other version shown; a meal deleted or moved meanwhile
-// gets a page saying so.
+// gets a page saying so. How the stores are written, and what a failure
+// part-way leaves, is the writer's (writer.save).
 func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	if r.Form == nil {
 		return errFormNotRead
 	}
-	ctx := r.Context()
-	if err := h.allowUpload(w, r, user.ID(ctx)); err != nil {
+	if err := h.allowUpload(w, r, user.ID(r.Context())); err != nil {
 		return err
 	}
 	f := FormFrom(r.Form)
@@ -114,7 +111,37 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	if !found {
 		return err
 	}
-	u := user.FromContext(ctx)
+	c, err := h.readEdit(w, r, cur, &f)
+	if err != nil {
+		return err
+	}
+	if len(f.Errors) > 0 {
+		if err := h.keep(r, &f, &c.upload); err != nil {
+			return err
+		}
+		p := h.editPage(cur, f, "")
+		p.Kept = c.upload.pending
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, p)
+	}
+	if r.Form.Get("version") != strconv.FormatInt(cur.Version, 10) {
+		return h.conflict(w, r, cur, f, c.upload, "")
+	}
+	saved, err := h.w.save(r.Context(), cur, c)
+	if err != nil {
+		return h.notSaved(w, r, cur, f, c.upload, err)
+	}
+	flash := "Changes saved."
+	if saved.Date != cur.Date || saved.Time != cur.Time {
+		flash = "Meal moved to " + saved.DateTime().Format("Monday 2 January 2006, 15:04") + "."
+	}
+	return finish(w, r, mealLink(saved), flash)
+}
+
+// readEdit reads the edit form f of cur into the change to save, at the
+// handler's clock. What the owner got wrong goes into f.Errors; only
+// failures of ours (and a pipeline too busy for the photo) are errors.
+func (h *Handler) readEdit(w http.ResponseWriter, r *http.Request, cur *Meal, f *Form) (change, error) {
+	u := user.FromContext(r.Context())
 	now := h.now()
 	edited, _ := f.Validate(DateOf(now.In(u.Location())))
 	if f.Date == cur.Date && f.Errors["date"] == MsgFuture {
@@ -125,97 +152,36 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 		// its seconds, and so its key.
 		edited.Time = cur.Time
 	}
-	up, err := h.readUpload(w, r, &f, now)
+	up, err := h.readUpload(w, r, f, now)
 	if err != nil {
-		return err
+		return change{}, err
 	}
-	remove := r.Form.Get("remove_photo") == "1" && !up.present()
-	if len(f.Errors) == 0 && !up.present() && (remove || !cur.HasPhoto()) && edited.Empty() {
+	c := change{edited: edited, upload: up, remove: r.Form.Get("remove_photo") == "1" && !up.present(), now: now}
+	if len(f.Errors) == 0 && !up.present() && (c.remove || !cur.HasPhoto()) && edited.Empty() {
 		f.Errors["meal"] = MsgEmpty
 	}
-	if len(f.Errors) > 0 {
-		if err := h.keep(r, &f, &up); err != nil {
-			return err
-		}
-		p := h.editPage(cur, f, "")
-		p.Kept = up.pending
-		return h.renderForm(w, r, http.StatusUnprocessableEntity, p)
-	}
-	if r.Form.Get("version") != strconv.FormatInt(cur.Version, 10) {
-		return h.conflict(w, r, cur, f, up, "")
-	}
-	saved, err := h.w.save(ctx, cur, change{edited: edited, upload: up, remove: remove, now: now})
+	return c, nil
+}
+
+// notSaved answers an edit of cur that the writer refused with err: the
+// form again for a kept photo gone meanwhile (422) or a meal another
+// window changed (409, with the latest version, and a note if the new
+// photo was saved all the same), the page for a meal gone meanwhile.
+func (h *Handler) notSaved(w http.ResponseWriter, r *http.Request, cur *Meal, f Form, up upload, err error) error {
+	var changed *changedError
 	switch {
 	case pendingGone(err, &f):
 		// The kept photo went between the check and its copy into place:
 		// nothing was saved, and the meal keeps the photo it had.
 		return h.renderForm(w, r, http.StatusUnprocessableEntity, h.editPage(cur, f, ""))
-	case errors.Is(err, errPhotoReplaced):
-		// The new photo's bytes replaced the old just as another window
-		// saved: record them on the latest version, so row and objects
-		// agree, and let the owner re-apply the rest. Past a cancelled
-		// request too: the bytes are already replaced.
-		latest, err := h.recordPhoto(context.WithoutCancel(ctx), saved, now)
-		if errors.Is(err, ErrNotFound) {
-			// Deleted or moved meanwhile: no row names the copies just
-			// written.
-			h.w.drop(ctx, cur.UserID, saved.PhotoKeys())
-			return h.gone(w, r, mustDate(cur.Date), &f)
-		}
-		if err != nil {
-			return err
-		}
-		h.w.done(ctx, cur.UserID, up)
-		return h.conflict(w, r, latest, f, upload{}, "Your new photo was saved.")
-	case errors.Is(err, ErrConflict):
-		latest, lerr := h.store.Get(ctx, cur.UserID, mustDate(cur.Date), cur.ID)
-		if errors.Is(lerr, ErrNotFound) {
-			return h.gone(w, r, mustDate(cur.Date), &f)
-		}
-		if lerr != nil {
-			return lerr
-		}
-		return h.conflict(w, r, latest, f, up, "")
+	case errors.As(err, &changed) && changed.photoSaved:
+		return h.conflict(w, r, changed.latest, f, upload{}, "Your new photo was saved.")
+	case errors.As(err, &changed):
+		return h.conflict(w, r, changed.latest, f, up, "")
 	case errors.Is(err, ErrNotFound):
 		return h.gone(w, r, mustDate(cur.Date), &f)
-	case err != nil:
-		return err
 	}
-	flash := "Changes saved."
-	if saved.Date != cur.Date || saved.Time != cur.Time {
-		flash = "Meal moved to " + saved.DateTime().Format("Monday 2 January 2006, 15:04") + "."
-	}
-	return finish(w, r, mealLink(saved), flash)
-}
-
-// recordAttempts is how many times recordPhoto reads and writes the meal
-// before it gives up on one changing under it.
-const recordAttempts = 3
-
-// recordPhoto writes the photo of saved (version, sizes, capture time),
-// whose copies have replaced the meal's old ones, on the latest version of
-// the meal, and returns that version as written. A meal changing between
-// the read and the write is read again, up to recordAttempts times; a meal
-// gone is ErrNotFound.
-func (h *Handler) recordPhoto(ctx context.Context, saved *Meal, now time.Time) (*Meal, error) {
-	var err error
-	for range recordAttempts {
-		var latest *Meal
-		latest, err = h.store.Get(ctx, saved.UserID, mustDate(saved.Date), saved.ID)
-		if err != nil {
-			return nil, fmt.Errorf("meal: record replaced photo: %w", err)
-		}
-		latest.PhotoV, latest.PhotoW, latest.PhotoH, latest.ThumbW, latest.ThumbH, latest.PhotoTaken = saved.PhotoV, saved.PhotoW, saved.PhotoH, saved.ThumbW, saved.ThumbH, saved.PhotoTaken
-		latest.UpdatedAt = now.UTC()
-		err = h.store.Update(ctx, latest)
-		if err == nil {
-			return latest, nil
-		}
-		if !errors.Is(err, ErrConflict) {
-			break
-		}
-	}
-	return nil, fmt.Errorf("meal: record replaced photo: %w", err)
+	return err
 }
 
 // conflict shows the edit form again (409) for a meal another window

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -135,4 +136,24 @@ func request(t testing.TB, c *apptest.Client, base, method, path string, hdr ...
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	return c.Do(req)
+}
+
+// everything returns a page's text and every attribute value, for tests
+// that look for what a page must not hold anywhere.
+func everything(t testing.TB, body string) string {
+	t.Helper()
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	doc.Find("*").Each(func(_ int, s *goquery.Selection) {
+		for _, n := range s.Nodes {
+			for _, a := range n.Attr {
+				b.WriteString(a.Val + "\n")
+			}
+		}
+	})
+	b.WriteString(doc.Text())
+	return b.String()
 }

@@ -113,11 +113,13 @@ type sharedDay struct {
 // field from an allow-list so that a field added to meal.Meal later is
 // hidden until someone decides otherwise: kind, date, time and photo
 // always; notes only if sh.Notes; numbers only if sh.Numbers; never the
-// owner's ID or the photo's capture time.
+// owner's ID or the photo's capture time (meal.Photo.PhotoTaken: where
+// the owner was when), which is why the photo too is copied field by
+// field rather than whole.
 func redact(m meal.Meal, sh *Share) meal.Meal {
 	out := meal.Meal{
 		ID: m.ID, Date: m.Date, Time: m.Time, Kind: m.Kind,
-		PhotoV: m.PhotoV, PhotoW: m.PhotoW, PhotoH: m.PhotoH, ThumbW: m.ThumbW, ThumbH: m.ThumbH,
+		Photo: meal.Photo{PhotoV: m.PhotoV, PhotoW: m.PhotoW, PhotoH: m.PhotoH, ThumbW: m.ThumbW, ThumbH: m.ThumbH},
 	}
 	if sh.Notes {
 		out.Notes = m.Notes

@@ -191,23 +191,6 @@ func TestRedaction(t *testing.T) {
 	noteSecrets := []string{word}
 	numberSecrets := []string{kcal, "612.5", "31.5", "77.5", "12.5", "hunger", "fullness"}
 	pages := func(tok string) []string { return []string{"/s/" + tok, "/s/" + tok + "/week?start=2026-09-01"} }
-	// everything returns a page's text and every attribute value.
-	everything := func(body string) string {
-		doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		doc.Find("*").Each(func(_ int, s *goquery.Selection) {
-			for _, n := range s.Nodes {
-				for _, a := range n.Attr {
-					b.WriteString(a.Val + "\n")
-				}
-			}
-		})
-		b.WriteString(doc.Text())
-		return b.String()
-	}
 	anon := app.Client()
 	for _, tc := range []struct {
 		name       string
@@ -226,7 +209,7 @@ func TestRedaction(t *testing.T) {
 				if resp.StatusCode != http.StatusOK {
 					t.Fatalf("GET = %d, want 200", resp.StatusCode)
 				}
-				all := everything(resp.Body)
+				all := everything(t, resp.Body)
 				for _, s := range tc.hidden {
 					if strings.Contains(all, s) || strings.Contains(resp.Body, s) {
 						t.Errorf("page holds %q, which this link does not show", s)
@@ -244,6 +227,58 @@ func TestRedaction(t *testing.T) {
 					t.Error("no photo on the page: photos always show")
 				}
 			})
+		}
+	}
+}
+
+// TestCaptureTimeNeverShared: a photo's capture time (EXIF
+// DateTimeOriginal, stored as photo_taken) tells where the owner was when;
+// it reaches the owner's own pages but no recipient's, through a link
+// showing everything: not in the page or print page (text, attributes),
+// not in either copy of the photo.
+func TestCaptureTimeNeverShared(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	owner := signUp(t, app, ownerEmail, ownerName)
+	// phone-portrait-small.jpg was taken at 2024:06:14 12:31:07 (its README
+	// row); the meal is logged at another day and time.
+	m := addMeal(t, app, owner, ownerEmail, "2026-09-02", "19:00", "dinner", apptest.Photo(t, "phone-portrait-small.jpg"), "notes", "risotto")
+	if m.PhotoTaken != "2024-06-14T12:31:07" {
+		t.Fatalf("stored capture time = %q, want the fixture's 2024-06-14T12:31:07", m.PhotoTaken)
+	}
+	// The owner is offered the capture time: the fixture's time is there to
+	// leak.
+	offer := owner.Get("/meals/" + m.Date + "/" + m.ID + "/edit?offer=taken")
+	if all := everything(t, offer.Body); !strings.Contains(all, "12:31") {
+		t.Fatalf("the owner's edit page does not offer the capture time; the test would prove nothing")
+	}
+	tok := createShare(t, owner, shareForm())
+	forms := []string{"2024-06-14", "2024:06:14", "14 Jun", "Jun 14", "June", "12:31", "T12:31:07", "photo_taken"}
+	anon := app.Client()
+	for _, p := range []string{"/s/" + tok, "/s/" + tok + "/week?start=2026-09-01"} {
+		resp := anon.Get(p)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s = %d, want 200", strings.Replace(p, tok, "{token}", 1), resp.StatusCode)
+		}
+		if !strings.Contains(resp.Body, "risotto") {
+			t.Fatalf("GET %s does not show the meal", strings.Replace(p, tok, "{token}", 1))
+		}
+		all := everything(t, resp.Body)
+		for _, f := range forms {
+			if strings.Contains(all, f) || strings.Contains(resp.Body, f) {
+				t.Errorf("GET %s holds %q: the photo's capture time reached a recipient", strings.Replace(p, tok, "{token}", 1), f)
+			}
+		}
+	}
+	for _, size := range []photo.Size{photo.SizeDisplay, photo.SizeThumb} {
+		resp := anon.Get(photoPath(tok, m, size))
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/jpeg" {
+			t.Fatalf("recipient photo %s = %d %q", size, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		for _, f := range []string{"2024:06:14", "12:31:07", "Exif"} {
+			if strings.Contains(resp.Body, f) {
+				t.Errorf("recipient photo %s holds %q", size, f)
+			}
 		}
 	}
 }
