@@ -162,12 +162,16 @@ func (e *MemoryError) Error() string {
 // Is makes errors.Is(err, ErrNeedsTooMuchMemory) true.
 func (e *MemoryError) Is(target error) bool { return target == ErrNeedsTooMuchMemory }
 
-// Pipeline turns uploads into stored copies. Decodes are admitted by the
-// memory they will hold (decodeCost: the decoded image from its declared
-// size and colour model, plus the resize buffers), not by count, against
-// a byte budget shared by all uploads (a weighted semaphore): so memory
-// stays bounded with any mix of images at any concurrency, and an image
-// that alone needs more than the budget is refused before any decoding.
+// Pipeline turns uploads into stored copies. Every step that holds memory
+// is admitted by the bytes it will hold, not by count, against a byte
+// budget shared by all uploads (a weighted semaphore): reading an
+// upload's header (MetaBound of its format: the bounded metadata
+// readers), then its decode (decodeCost: the decoded image from its
+// declared size and colour model, what the decoder keeps of the file, the
+// resize buffers), each with whatever of the upload sits in memory. So
+// memory stays bounded with any mix of images at any concurrency, and an
+// image that alone needs more than the budget is refused before any
+// decoding.
 type Pipeline struct {
 	sem    *semaphore.Weighted
 	budget int64
