@@ -126,7 +126,7 @@ type Processed struct {
 // decodes by decoded bytes against a memory budget).
 const (
 	// DefaultBudget is how many bytes all decodes in progress may hold
-	// together: two 12-megapixel phone photos (about 56 MB each), or one
+	// together: two 12-megapixel phone photos (about 60 MB each), or one
 	// 48-megapixel one. The server's GOMEMLIMIT (deploy/ndiro.service)
 	// leaves room for it above the photo cache.
 	DefaultBudget = 160 << 20
