@@ -223,9 +223,10 @@ func (p *Pipeline) Process(ctx context.Context, data []byte) (*Processed, error)
 // Display P3 source's tagged with our profile. An upload src holds in
 // memory (anything but an *os.File: a small multipart part, Process's
 // bytes) counts against the budget too, from start to end. The header's
-// share is given back before the decode's is asked for, so an upload
-// waiting for its turn holds only that; the full-size image is dropped,
-// and its share given back, as soon as the display copy is made.
+// share is given back before the decode's is asked for: an upload waiting
+// for its decode holds none of the budget but what it keeps in memory.
+// The full-size image is dropped, and its share given back, as soon as
+// the display copy is made.
 func (p *Pipeline) ProcessAt(ctx context.Context, src io.ReaderAt, size int64) (*Processed, error) {
 	var head [16]byte
 	n, _ := src.ReadAt(head[:], 0)
