@@ -382,7 +382,7 @@ func TestBrowserPages(t *testing.T) {
 	}
 	shoot := func(name string, full bool) {
 		t.Helper()
-		var shot chromedp.Action[[]byte] = chromedp.CaptureScreenshot()
+		shot := chromedp.CaptureScreenshot()
 		if full && fullPages {
 			shot = chromedp.FullScreenshot(100)
 		}

@@ -18,7 +18,7 @@ import (
 
 // Store reads and writes the shares table. The hot path, a recipient's
 // visit, is one GetItem by token; the owner's and the admin's lists are
-// paged Scans (a handful of shares per owner; CONTRIBUTING.md says why no GSI).
+// paged Scans (a handful of shares per owner; CLAUDE.md says why no GSI).
 // Error strings never hold a token: they end up in logs.
 //
 // Every shares write of the process goes through it, so Get reads through
