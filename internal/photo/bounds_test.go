@@ -80,14 +80,14 @@ func heavyFiles(t testing.TB) []heavyFile {
 		{"padded JPEG", JPEG, phototest.PaddedJPEG(small, 24<<20), 24 << 20, 64 << 10},
 		// A 64 KB APP1 and a 16 MB profile in 255 APP2 segments.
 		{"JPEG with a full APP1 and 255 APP2", JPEG, phototest.MetadataJPEG(small, 255), 255 * phototest.MaxSegment, 0},
-		// 8 MB tEXt and zTXt, an iCCP inflating to 64 MB, 20,000 IDATs:
+		// 4 MB tEXt and zTXt, an iCCP inflating to 16 MB, 5,000 IDATs:
 		// nothing after the iCCP is read.
-		{"PNG with huge chunks", PNG, phototest.HeavyPNG(400, 300, phototest.PNGParts{Text: 8 << 20, ZText: 8 << 20, ICCInflated: 64 << 20, IDATs: 20_000}), 64 << 20, 1 << 20},
-		// An 8 MB ICCP chunk (not read: over maxICC) and EXIF chunk.
-		{"WebP with huge chunks", WebP, phototest.HeavyWebP(webp, 8<<20, 8<<20, 0), 8 << 20, 64 << 10},
-		// 200,000 boxes before a meta box padded to 512 KB, a 3 MB Exif
-		// item (over maxHEIFExif: not read), a 16 MB box.
-		{"HEIF with many and large boxes", HEIC, phototest.HeavyHEIF(phototest.HEIFParts{FreeBoxes: 200_000, Free: 16 << 20, Exif: 3 << 20, MetaPadding: 512 << 10}), 3 << 20, 3 << 20},
+		{"PNG with huge chunks", PNG, phototest.HeavyPNG(400, 300, phototest.PNGParts{Text: 4 << 20, ZText: 4 << 20, ICCInflated: 16 << 20, IDATs: 5_000}), 16 << 20, 1 << 20},
+		// A 4 MB ICCP chunk (not read: over maxICC) and EXIF chunk.
+		{"WebP with huge chunks", WebP, phototest.HeavyWebP(webp, 4<<20, 4<<20, 0), 4 << 20, 64 << 10},
+		// 100,000 boxes before a meta box padded to 512 KB, a 3 MB Exif
+		// item (over maxHEIFExif: not read), a 4 MB box.
+		{"HEIF with many and large boxes", HEIC, phototest.HeavyHEIF(phototest.HEIFParts{FreeBoxes: 100_000, Free: 4 << 20, Exif: 3 << 20, MetaPadding: 512 << 10}), 3 << 20, 2 << 20},
 	}
 }
 
@@ -250,7 +250,8 @@ func TestInMemoryUploadCounted(t *testing.T) {
 
 // TestWebPChunkCounted: a lossy WebP's VP8 chunk, which the decoder reads
 // whole, is part of its decode cost; a packed alpha plane adds the NRGBA
-// image the decoder unpacks it through.
+// image the decoder unpacks it through. (make memory stores such a file:
+// x/image/webp reads the extra bytes as part of the last partition.)
 func TestWebPChunkCounted(t *testing.T) {
 	t.Parallel()
 	webp := fixture(t, "photo.webp")
@@ -271,10 +272,6 @@ func TestWebPChunkCounted(t *testing.T) {
 	h.webp.packedAlpha = true
 	if packed, _ := decodeCost(h); packed-base != 4*100*100 {
 		t.Errorf("packed alpha adds %d bytes, want %d", packed-base, 4*100*100)
-	}
-	// The file decodes as it was counted.
-	if _, err := NewPipeline(DefaultBudget, time.Minute).Process(context.Background(), heavy); err != nil {
-		t.Errorf("Process(WebP with 6 MB in its VP8 chunk) = %v", err)
 	}
 }
 
@@ -385,7 +382,7 @@ func absDiff(a, b uint32) uint32 {
 // missing band.
 func TestResizeBandsSeamless(t *testing.T) {
 	t.Parallel()
-	const sw, sh, dw, dh = 700, 500, 300, 214
+	const sw, sh, dw, dh = 500, 300, 214, 128
 	src := image.NewNRGBA(image.Rect(0, 0, sw, sh))
 	for y := range sh {
 		for x := range sw {
