@@ -35,6 +35,10 @@ type Deps struct {
 	Account  *account.Handler
 	// HSTS adds Strict-Transport-Security (HTTPS deployments only).
 	HSTS bool
+	// WriteHealth, if set, reports whether storage takes writes
+	// (Backends.WriteHealth); while it returns an error, unsafe requests
+	// of signed-in users are refused before their form is read.
+	WriteHealth func() error
 }
 
 // The photo routes' patterns, as logs show them.
@@ -61,9 +65,11 @@ const (
 // Every other route is mounted under it with the full stack: request id →
 // access log (route pattern only) → panic recovery → cross-origin
 // protection for unsafe methods (CSRF) → gzip → session load/save →
-// guards → the form limit of the route (every POST route has one: form,
-// or upload for the meal form with its photo; a body over it is a 413,
-// too many fields a 400, before the handler runs). Static files and
+// guards → the refusal of unsafe requests while storage takes no writes
+// (a full disk in local mode: 507, before the body is read) → the form
+// limit of the route (every POST route has one: form, or upload for the
+// meal form with its photo; a body over it is a 413, too many fields a
+// 400, before the handler runs). Static files and
 // /healthz sit before sessions and never set a cookie. Share recipients'
 // routes (/s/…) never touch the session at all: a recipient has no
 // account, and a signed-in owner or admin opening a link is treated
@@ -148,6 +154,7 @@ func pages(d Deps) http.Handler {
 		// write gate, so a deletion waits for it (or refuses it).
 		r.Group(func(r chi.Router) {
 			r.Use(d.Auth.RequireUser)
+			r.Use(refuseWrites(d.Pages, d.WriteHealth))
 			r.Use(d.Auth.HoldWrites)
 			r.Get("/meals", d.Pages.Handle(d.Meals.List))
 			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))

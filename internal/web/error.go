@@ -67,6 +67,8 @@ func StatusTitle(status int) string {
 		return "Too many requests"
 	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
 		return "ndiro can't reach a service it needs"
+	case http.StatusInsufficientStorage:
+		return "The server's disk is full"
 	}
 	if status >= 500 {
 		return "Something went wrong"
