@@ -232,6 +232,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Now:                now,
 			Log:                log,
 			BaseURL:            cfg.BaseURL,
+			IconPath:           st.URL("icon-512.png"),
 			TrustedProxyHeader: cfg.TrustedProxyHeader,
 		}),
 		Account: account.NewHandler(account.Deps{

@@ -328,7 +328,7 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if title == "" {
 		title = StatusTitle(e.Status)
 	}
-	data := &errorPage{Base: Base{Title: title}, Status: e.Status, Message: e.Msg, Back: e.Back, BackText: e.BackText}
+	data := &errorPage{Base: Base{Title: title, Unlisted: e.Unlisted}, Status: e.Status, Message: e.Msg, Back: e.Back, BackText: e.BackText}
 	if rerr := p.Render(w, r, e.Status, "errors/error", data); rerr != nil {
 		p.log.Error("error page failed", "request_id", middleware.GetReqID(r.Context()), "err", rerr)
 		h := w.Header()
