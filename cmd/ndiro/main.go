@@ -15,7 +15,9 @@ import (
 	_ "time/tzdata" // IANA zones in images without /usr/share/zoneinfo
 
 	"ndiro/internal/config"
+	"ndiro/internal/healthcheck"
 	"ndiro/internal/photo"
+	"ndiro/internal/version"
 )
 
 func main() {
@@ -57,7 +59,7 @@ func limitMemory(getenv func(string) string) {
 // and logs, to stdout. With an argument it runs that command instead.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) > 1 {
-		return command(ctx, args[1], getenv)
+		return command(ctx, args[1:], getenv, stdout)
 	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
@@ -68,16 +70,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return m.Run(ctx)
 }
 
-// command runs one of ndiro's commands:
+// command runs one of ndiro's commands, args[0] naming it:
 //
+//   - "version" (or "--version") prints the version, commit and Go
+//     version (version.Write) and reads no configuration.
 //   - "heic-worker" is the HEIC decoder process ndiro starts itself:
 //     requests on stdin, answers on stdout (photo.RunHEICWorker). It reads
 //     no configuration.
-//   - "healthcheck" asks a running ndiro's /healthz on NDIRO_ADDR and fails
-//     unless it answers 200: the container's health check, which needs no
-//     shell or curl in the image.
-func command(ctx context.Context, name string, getenv func(string) string) error {
-	switch name {
+//   - "healthcheck [-container]" asks a running ndiro's /healthz on
+//     NDIRO_ADDR and fails unless it answers 200: the container's health
+//     check, which needs no shell or curl in the image (healthcheck.Run).
+func command(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	switch args[0] {
+	case "version", "--version":
+		return version.Write(stdout)
 	case "heic-worker":
 		return photo.RunHEICWorker(os.Stdin, os.Stdout)
 	case "healthcheck":
@@ -85,9 +91,9 @@ func command(ctx context.Context, name string, getenv func(string) string) error
 		if err != nil {
 			return err
 		}
-		return healthcheck(ctx, cfg.Addr)
+		return healthcheck.Run(ctx, cfg.Addr, args[1:])
 	}
-	return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro healthcheck\" (\"ndiro heic-worker\" is started by ndiro itself)", name)
+	return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro version\" or \"ndiro healthcheck\" (\"ndiro heic-worker\" is started by ndiro itself)", args[0])
 }
 
 // newLogger is the one logger of a run: JSON lines in AWS mode (for the

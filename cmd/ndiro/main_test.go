@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/photo"
+	"ndiro/internal/version"
 )
 
 // runAsMain, set to "1" in a child process's environment, makes the test
@@ -250,5 +252,25 @@ func TestUnknownCommand(t *testing.T) {
 		return map[string]string{"NDIRO_ADDR": "127.0.0.1:1"}[k]
 	}, io.Discard); err == nil {
 		t.Error("healthcheck against nothing = nil, want an error")
+	}
+}
+
+// TestVersionCommand: "ndiro version" and "--version" print the build's
+// version and Go version, and read no configuration (a setting that
+// would not load does not stop them).
+func TestVersionCommand(t *testing.T) {
+	bad := func(k string) string { return map[string]string{"NDIRO_MODE": "nonsense"}[k] }
+	for _, arg := range []string{"version", "--version"} {
+		var out strings.Builder
+		if err := run(context.Background(), []string{"ndiro", arg}, bad, &out); err != nil {
+			t.Fatalf("run(%s) = %v, want nil", arg, err)
+		}
+		first, _, _ := strings.Cut(out.String(), "\n")
+		if want := "ndiro " + version.String(); first != want {
+			t.Errorf("run(%s) first line = %q, want %q", arg, first, want)
+		}
+		if !strings.Contains(out.String(), runtime.Version()) {
+			t.Errorf("run(%s) = %q, want the Go version %s in it", arg, out.String(), runtime.Version())
+		}
 	}
 }
