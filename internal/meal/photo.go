@@ -193,7 +193,7 @@ func (h *Handler) Photo(w http.ResponseWriter, r *http.Request, uid string) erro
 		return errNoPhoto
 	}
 	// The date as in the path: ParseDate accepted it, so it is canonical.
-	err := h.server.Serve(w, r, uid, photo.Key(uid, date, id, size), v, photo.OwnerCacheControl)
+	err := h.server.Serve(w, r, photo.Ref{Owner: uid, Date: date, Meal: id, Size: size}, v, photo.OwnerCacheControl)
 	if photo.IsNotFound(err) {
 		return errNoPhoto
 	}
