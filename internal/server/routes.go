@@ -35,6 +35,10 @@ type Deps struct {
 	Account  *account.Handler
 	// HSTS adds Strict-Transport-Security (HTTPS deployments only).
 	HSTS bool
+	// WriteHealth, if set, reports whether storage takes writes
+	// (Backends.WriteHealth); while it returns an error, unsafe requests
+	// of signed-in users are refused before their form is read.
+	WriteHealth func() error
 }
 
 // The photo routes' patterns, as logs show them.
@@ -81,10 +85,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serve.Se
 // Every other route is in Pages with the full stack: HEAD answered by
 // the GET route without a body → request id → access log (route pattern
 // only) → panic recovery → cross-origin protection for unsafe methods
-// (CSRF) → gzip → session load/save → guards → the form limit of the
-// route (every POST route has one: form, or upload for the meal form
-// with its photo; a body over it is a 413, too many fields a 400, before
-// the handler runs). Static files and /healthz sit before sessions and
+// (CSRF) → gzip → session load/save → guards → the refusal of unsafe
+// requests while storage takes no writes (a full disk in local mode: 507,
+// before the body is read) → the form limit of the route (every POST
+// route has one: form, or upload for the meal form with its photo; a
+// body over it is a 413, too many fields a 400, before the handler
+// runs). Static files and /healthz sit before sessions and
 // never set a cookie. Share recipients' routes (/s/…) never touch the
 // session at all: a recipient has no account, and a signed-in owner or
 // admin opening a link is treated exactly like anyone else.
@@ -151,13 +157,27 @@ func pages(d Deps) *chi.Mux {
 		// HEAD is routed here by name: GetHead (above) does not reach
 		// into a mounted router. A HEAD is never counted as an open.
 		page, week, photo := d.Pages.Handle(d.Shares.Page), d.Pages.Handle(d.Shares.Week), d.Pages.Handle(d.Shares.Photo)
+		mealPage, print := d.Pages.Handle(d.Shares.Meal), d.Pages.Handle(d.Shares.Print)
 		r.Get("/", page)
 		r.Head("/", page)
 		r.Get("/week", week)
 		r.Head("/week", week)
+		r.Get("/print", print)
+		r.Head("/print", print)
 		r.Get("/photo/{date}/{meal_id}", photo)
 		r.Head("/photo/{date}/{meal_id}", photo)
+		r.Get("/meals/{date}/{meal_id}", mealPage)
+		r.Head("/meals/{date}/{meal_id}", mealPage)
+		// The recipient's only writes, for links that take comments;
+		// cross-origin protection applies as to every POST.
+		// Refused like the owners' writes while storage takes none.
+		writes := refuseWrites(d.Pages, d.WriteHealth)
+		r.With(writes, form).Post("/meals/{date}/{meal_id}/comments", d.Pages.Handle(d.Shares.Comment))
+		r.With(writes, form).Post("/weeks/{start}/reviewed", d.Pages.Handle(d.Shares.Reviewed))
 	})
+	// What a shared diary link is: where a recipient's brand link and
+	// refusals lead, instead of the owners' sign-in. No token, no session.
+	r.Get(share.AboutPath, d.Pages.Handle(d.Shares.About))
 
 	r.Group(func(r chi.Router) {
 		r.Use(d.Sessions.LoadAndSave)
@@ -176,6 +196,7 @@ func pages(d Deps) *chi.Mux {
 		// write gate, so a deletion waits for it (or refuses it).
 		r.Group(func(r chi.Router) {
 			r.Use(d.Auth.RequireUser)
+			r.Use(refuseWrites(d.Pages, d.WriteHealth))
 			r.Use(d.Auth.HoldWrites)
 			r.Get("/meals", d.Pages.Handle(d.Meals.List))
 			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))
@@ -186,10 +207,12 @@ func pages(d Deps) *chi.Mux {
 			r.With(upload).Post("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Update))
 			r.With(form).Post("/meals/{date}/{meal_id}/delete", d.Pages.Handle(d.Meals.Delete))
 			r.With(form).Post("/meals/{date}/{meal_id}/move", d.Pages.Handle(d.Meals.Move))
+			r.With(form).Post("/meals/{date}/{meal_id}/comments/{comment_id}/delete", d.Pages.Handle(d.Meals.DeleteComment))
 			r.Get("/shares", d.Pages.Handle(d.Shares.List))
 			r.With(form).Post("/shares", d.Pages.Handle(d.Shares.Create))
 			r.With(form).Post("/shares/{token}/revoke", d.Pages.Handle(d.Shares.Revoke))
 			r.Get("/shares/{token}/qr.svg", d.Pages.Handle(d.Shares.QR))
+			r.Get("/shares/{token}/comments", d.Pages.Handle(d.Shares.LinkComments))
 			r.Get("/account", d.Pages.Handle(d.Account.Page))
 			r.With(form).Post("/account/timezone", d.Pages.Handle(d.Account.TimeZone))
 			r.With(form).Post("/account/name", d.Pages.Handle(d.Account.Name))
