@@ -40,9 +40,10 @@ func ParseSize(s string) (Size, bool) {
 
 // Key returns the S3 key of a meal photo copy:
 // "users/{userID}/meals/{date}/{mealID}.jpg" or "….thumb.jpg", the user ID
-// escaped as keyID does. Keys are only ever built here, on the server, from
-// a signed-in user's ID and a date and meal ID the caller has validated; no
-// key or path from a client is used.
+// escaped as keyID does. Keys are only ever built here (laid out by
+// appendKey, which Server.Serve also uses for its stack-buffer key), on
+// the server, from a signed-in user's ID and a date and meal ID the
+// caller has validated; no key or path from a client is used.
 func Key(userID, date, mealID string, size Size) string {
 	var b [keyBuffer]byte
 	return string(appendKey(b[:0], userID, date, mealID, size)) // one allocation
