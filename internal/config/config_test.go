@@ -26,6 +26,7 @@ func TestLoadDefaultsAreLocalMode(t *testing.T) {
 		OIDCName:        "Google",
 		Storage:         Storage{Item: 4 * time.Second, Query: 10 * time.Second, Transfer: 30 * time.Second, Attempts: 3, MaxBackoff: 500 * time.Millisecond},
 		OrphanGrace:     time.Hour,
+		Lease:           Lease{TTL: time.Minute, Renew: 10 * time.Second},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Load(empty) mismatch (-want +got):\n%s", d)

@@ -54,6 +54,8 @@ var options = []option{
 	{"NDIRO_STORAGE_ATTEMPTS", strconv.Itoa(DefaultStorage.Attempts), parseStorageAttempts},
 	{"NDIRO_STORAGE_MAX_BACKOFF", DefaultStorage.MaxBackoff.String(), parseStorageMaxBackoff},
 	{"NDIRO_ORPHAN_GRACE", DefaultOrphanGrace.String(), parseOrphanGrace},
+	{"NDIRO_LEASE_TTL", DefaultLease.TTL.String(), parseLeaseTTL},
+	{"NDIRO_LEASE_RENEW", DefaultLease.Renew.String(), parseLeaseRenew},
 }
 
 // rule is a check that spans several variables or the whole
@@ -66,6 +68,7 @@ var rules = []rule{
 	oidcClient,
 	awsRequired,
 	orphanGrace,
+	leaseWindow,
 }
 
 func parseMode(c *Config, v string) error {
@@ -360,6 +363,37 @@ func orphanGrace(c *Config, _ func(string) string) error {
 	s := c.Storage
 	if min := 2 * (s.Item + s.Query + s.Transfer); c.OrphanGrace < min {
 		return fmt.Errorf("NDIRO_ORPHAN_GRACE must be at least %s (twice NDIRO_STORAGE_ITEM_TIMEOUT + NDIRO_STORAGE_QUERY_TIMEOUT + NDIRO_STORAGE_TRANSFER_TIMEOUT), not %s", min, c.OrphanGrace)
+	}
+	return nil
+}
+
+// parseLeaseDuration reads a lease duration, from 1s to 10m.
+func parseLeaseDuration(env, v string, d *time.Duration) error {
+	n, err := time.ParseDuration(v)
+	if err != nil || n < time.Second || n > 10*time.Minute {
+		return fmt.Errorf("%s must be a duration from 1s to 10m like 30s, not %q", env, v)
+	}
+	*d = n
+	return nil
+}
+
+func parseLeaseTTL(c *Config, v string) error {
+	return parseLeaseDuration("NDIRO_LEASE_TTL", v, &c.Lease.TTL)
+}
+
+func parseLeaseRenew(c *Config, v string) error {
+	return parseLeaseDuration("NDIRO_LEASE_RENEW", v, &c.Lease.Renew)
+}
+
+// leaseWindow requires the writer lease's write window (NDIRO_LEASE_TTL
+// less LeaseGuard) to hold two renewals (NDIRO_LEASE_RENEW), so that one
+// failed renewal does not pause writes. Local mode holds no lease (its
+// data dir lock keeps a second process out), so it is not checked there.
+func leaseWindow(c *Config, _ func(string) string) error {
+	g := c.LeaseGuard()
+	if c.Mode == ModeAWS && c.Lease.TTL-g < 2*c.Lease.Renew {
+		return fmt.Errorf("NDIRO_LEASE_TTL %s less %s (the longest NDIRO_STORAGE_*_TIMEOUT plus a tenth of the TTL) leaves a write window of %s, which must be at least twice NDIRO_LEASE_RENEW (%s): raise NDIRO_LEASE_TTL to at least %s or lower NDIRO_LEASE_RENEW",
+			c.Lease.TTL, g, c.Lease.TTL-g, c.Lease.Renew, ((g-c.Lease.TTL/10+2*c.Lease.Renew)*10/9).Truncate(time.Second)+time.Second)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"ndiro/internal/config"
 	"ndiro/internal/dynamo"
 	"ndiro/internal/invite"
+	"ndiro/internal/lease"
 	"ndiro/internal/limit"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
@@ -47,11 +48,14 @@ type Backends struct {
 	Clock limit.Clock
 	// WriteHealth, if set, returns nil while storage takes writes and
 	// otherwise why not, wrapping storage.ErrFull or storage.ErrFailed
-	// (local mode: localenv.Env.WriteHealth; nil in AWS mode, whose
-	// backends report their own errors). While it fails, signed-in users'
-	// unsafe requests are refused early with the 507 page; a readiness
-	// check reports it.
+	// (local mode: localenv.Env.WriteHealth), or storage.ErrNotWriter
+	// (AWS mode: Lease.Err). While it fails, unsafe requests are refused
+	// early with the 507 page (503 and Retry-After without the lease); a
+	// readiness check reports it.
 	WriteHealth func() error
+	// Lease is AWS mode's one-writer lease (nil in local mode, whose data
+	// dir lock refuses a second process); App.Lease hands it on.
+	Lease *lease.Lease
 }
 
 // clock returns b.Clock, or the wall clock reading now.
@@ -77,6 +81,10 @@ type App struct {
 	// Pages are the parsed templates (tests list them).
 	Pages    *web.Pages
 	Sessions *scs.SessionManager
+	// Lease is Backends.Lease: nil in local mode. Lease.State says
+	// whether this process may write (the readiness check and metrics
+	// read it).
+	Lease *lease.Lease
 	// SessionStore is the session manager's store: sessions on the users
 	// rows (Sessions.Store is it too).
 	SessionStore *user.Sessions
@@ -249,6 +257,8 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Photos:       photos,
 			Deleter:      deleter,
 			SignOut:      authH.SignOut,
+			Sessions:     signedIn,
+			SessionID:    func(ctx context.Context) string { return user.SessionID(sessions.Token(ctx)) },
 			Pages:        pages,
 			Now:          now,
 			Log:          log,
@@ -274,6 +284,6 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		defer close(opensDone)
 		shares.RunOpens(opensCtx, func(err error) { log.Warn("share opens not written yet", "err", err) })
 	}()
-	return &App{Handler: h, Pages: pages, Sessions: sessions, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor,
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor,
 		stopOpens: stopOpens, opensDone: opensDone}, nil
 }
