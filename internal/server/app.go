@@ -188,7 +188,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Clock: b.clock(now), Mode: string(cfg.Mode), Grace: cfg.OrphanGrace, Log: log,
 	})
 	deleter := account.NewDeleter(account.DeleterDeps{
-		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites,
+		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites, Sessions: signedIn,
 		Log: log, Now: now,
 	})
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -587,23 +588,50 @@ func (s *Sessions) EndAll(ctx context.Context, uid string) (int, error) {
 	return n + len(removed), nil
 }
 
-// DeleteKeys deletes the key item of every session uid's row lists (the
+// DeleteKeys deletes every session key item that names uid (the
 // sessions step of account deletion, before the row itself goes, which
-// takes the entries with it). Keys already gone are no error, so the
-// step can be re-run; it returns how many keys it sent for deletion.
+// takes the entries with it): found by a Scan of the key items, not from
+// the row, so a key an earlier end failed to delete goes too, and
+// deleted with batch writes. Keys already gone are no error, so the step
+// can be re-run; it returns how many it deleted. The Scan reads every
+// key item of the table (at most MaxSessions per account), strongly
+// consistent like every read of a deletion: account
+// deletion is rare, and no page view pays for it.
 func (s *Sessions) DeleteKeys(ctx context.Context, uid string) (int, error) {
-	r, err := s.users.row(ctx, uid)
-	if errors.Is(err, ErrNotFound) {
-		return 0, nil
-	}
+	keys, err := s.keysOf(ctx, uid)
 	if err != nil {
 		return 0, fmt.Errorf("user: session keys: %w", err)
 	}
-	ids := slices.Sorted(maps.Keys(r.Sessions))
-	if err := s.deleteKeys(ctx, ids); err != nil {
+	if _, err := dynamo.BatchDelete(ctx, s.users.db, s.users.table, keys); err != nil {
 		return 0, fmt.Errorf("user: session keys: %w", err)
 	}
-	return len(ids), nil
+	return len(keys), nil
+}
+
+// keysOf returns the keys of the session key items that name uid, by a
+// Scan filtered on them.
+func (s *Sessions) keysOf(ctx context.Context, uid string) ([]map[string]types.AttributeValue, error) {
+	expr, err := expression.NewBuilder().
+		WithFilter(expression.BeginsWith(expression.Name("user_id"), sessionKeyPrefix).And(expression.Name("uid").Equal(expression.Value(uid)))).
+		WithProjection(expression.NamesList(expression.Name("user_id"))).Build()
+	if err != nil {
+		return nil, err
+	}
+	items, err := dynamo.ScanAll[struct {
+		Key string `dynamodbav:"user_id"`
+	}](ctx, s.users.db, &dynamodb.ScanInput{
+		TableName: aws.String(s.users.table), Limit: s.users.limit(), ConsistentRead: aws.Bool(true),
+		FilterExpression: expr.Filter(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]map[string]types.AttributeValue, len(items))
+	for i, it := range items {
+		keys[i] = key(it.Key)
+	}
+	return keys, nil
 }
 
 // deleteKeys deletes the key items of ids: one DeleteItem for one, a

@@ -332,28 +332,40 @@ func TestSessionEnds(t *testing.T) {
 	}
 }
 
-// TestSessionDeleteKeys: the deletion step deletes every key the row
-// lists and can be re-run; the row's removal then takes the sessions.
+// TestSessionDeleteKeys: the deletion step deletes every key item that
+// names the account, those an end failed to delete too, and can be
+// re-run; the row's removal then takes the sessions.
 func TestSessionDeleteKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newSessions(t)
 	w.create(t, "u1")
 	w.create(t, "u2")
-	for _, s := range []struct{ tok, uid string }{{"a1", "u1"}, {"a2", "u1"}, {"b1", "u2"}} {
+	for _, s := range []struct{ tok, uid string }{{"a1", "u1"}, {"a2", "u1"}, {"a3", "u1"}, {"b1", "u2"}} {
 		if err := w.signIn(t, s.tok, s.uid); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// a3 signs out, but its key's delete fails: the entry is gone, the
+	// key is left.
+	w.faults.Fail("DeleteItem", w.table, 0)
+	if err := w.ss.Delete("a3"); err != nil {
+		t.Fatal(err)
+	}
+	w.faults.Clear()
+	if keys := w.keyItems(t); !keys[user.SessionID("a3")] {
+		t.Fatal("the failed key delete left no key: the test sets up nothing")
 	}
 	w.faults.Fail("BatchWriteItem", w.table, 0)
 	if _, err := w.ss.DeleteKeys(ctx, "u1"); !errors.Is(err, apptest.ErrInjected) {
 		t.Errorf("DeleteKeys with the batch failing = %v, want its error", err)
 	}
 	w.faults.Clear()
-	for range 2 {
-		if n, err := w.ss.DeleteKeys(ctx, "u1"); err != nil || n != 2 {
-			t.Errorf("DeleteKeys(u1) = %d, %v; want 2", n, err)
-		}
+	if n, err := w.ss.DeleteKeys(ctx, "u1"); err != nil || n != 3 {
+		t.Errorf("DeleteKeys(u1) = %d, %v; want 3 (a1, a2 and the left a3)", n, err)
+	}
+	if n, err := w.ss.DeleteKeys(ctx, "u1"); err != nil || n != 0 {
+		t.Errorf("DeleteKeys(u1) again = %d, %v; want 0", n, err)
 	}
 	if keys := w.keyItems(t); len(keys) != 1 || !keys[user.SessionID("b1")] {
 		t.Errorf("key items after DeleteKeys(u1) = %v, want only b1's", keys)
