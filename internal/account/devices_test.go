@@ -152,15 +152,6 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	signedOut(t, pc, "PC after sign out everywhere and a restart")
 }
 
-func mustParse(t *testing.T, s string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
 // TestLastSeen: the rounding of a device's last use.
 func TestLastSeen(t *testing.T) {
 	t.Parallel()
