@@ -2,6 +2,7 @@ package meal_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -66,7 +67,7 @@ func TestMonthTotalsAndSummary(t *testing.T) {
 
 	doc := c.Get("/meals?month=2026-09").Doc()
 	for sel, want := range map[string]string{
-		"#day-2026-09-01 .day-totals": "0.3 kcalP 10.5 gC 3 g",
+		"#day-2026-09-01 .day-totals": "0 kcalP 10.5 gC 3 g",
 		"#day-2026-09-02 .day-totals": "100 kcalP 20 gF 1.5 g",
 		"#summary .logged":            "3 days logged · 4 meals",
 		"#summary .averages":          "Average per logged day: 50 kcal (2 days)P 15.3 g (2 days)C 3 g (1 day)F 1.5 g (1 day)",
@@ -89,6 +90,50 @@ func TestMonthTotalsAndSummary(t *testing.T) {
 	putMeal(t, app2, admin, meal.Meal{Date: "2026-09-02", Time: "12:00", Kcal: num("2001"), ProteinG: num("60.5"), CarbsG: num("0"), FatG: num("30")})
 	if got := c2.Get("/meals?month=2026-09").Text("#summary .averages"); got != "Average per logged day: 1501 kcalP 55.3 gC 50 gF 30 g" {
 		t.Errorf("averages = %q", got)
+	}
+}
+
+// TestKcalWhole: kcal are stored as typed and shown whole everywhere an
+// owner reads them (card, day total, summary, meal page), each sum rounded
+// once from the exact stored values, so the day total and the summary of
+// a one-day month say the same; the edit form and the export keep the
+// decimal (both edges of the number).
+func TestKcalWhole(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	resp := c.PostForm("/meals", mealForm("date", "2026-09-01", "time", "12:30", "kcal", "491.4"))
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add = %d", resp.StatusCode)
+	}
+	c.PostForm("/meals", mealForm("date", "2026-09-01", "time", "19:30", "kcal", "2072"))
+	lunch := allMeals(t, app, admin)[0]
+	if lunch.Kcal.String() != "491.4" {
+		t.Fatalf("stored kcal = %s, want 491.4 as typed", lunch.Kcal)
+	}
+	doc := c.Get("/meals?month=2026-09").Doc()
+	for sel, want := range map[string]string{
+		"#meal-" + lunch.ID + " .kcal": "491 kcal",
+		"#day-2026-09-01 .total":       "2563 kcal",
+		"#summary .averages .kcal":     "2563 kcal",
+	} {
+		if got := strings.TrimSpace(doc.Find(sel).Text()); got != want {
+			t.Errorf("month %s = %q, want %q", sel, got, want)
+		}
+	}
+	if got := c.Get(lunch.DetailURL()).Text(".numbers .kcal"); got != "491 kcal" {
+		t.Errorf("meal page kcal = %q, want 491 kcal", got)
+	}
+	if v, _ := c.Get(lunch.DetailURL() + "/edit").Doc().Find("#kcal").Attr("value"); v != "491.4" {
+		t.Errorf("edit form kcal = %q, want 491.4 as stored", v)
+	}
+	var out struct {
+		Meals []map[string]json.RawMessage `json:"meals"`
+	}
+	if err := json.Unmarshal([]byte(c.Get("/account/export.json").Body), &out); err != nil || len(out.Meals) != 2 {
+		t.Fatalf("export: %v, %d meals", err, len(out.Meals))
+	}
+	if got := string(out.Meals[0]["kcal"]); got != "491.4" {
+		t.Errorf("export kcal = %s, want the number 491.4", got)
 	}
 }
 
@@ -193,7 +238,7 @@ func TestDetailPage(t *testing.T) {
 		{doc.Find("title").Text(), "Lunch, 1 September 2026 · ndiro"},
 		{doc.Find(".when").Text(), "Tuesday 1 September 2026, 12:30"},
 		{doc.Find("main .notes").Text(), lunch.Notes},
-		{doc.Find(".numbers .kcal").Text(), "512.5 kcal"},
+		{doc.Find(".numbers .kcal").Text(), "513 kcal"},
 		{doc.Find(".numbers .hunger").Text(), "4 of 5"},
 		{attr("img.photo", "src"), lunch.DisplayURL()},
 		{attr("img.photo", "width") + "x" + attr("img.photo", "height"), "800x600"},

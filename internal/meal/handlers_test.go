@@ -78,7 +78,7 @@ func TestAddMealAndMonthView(t *testing.T) {
 	doc := page.Doc()
 	li := doc.Find("#meal-" + m.ID)
 	for sel, want := range map[string]string{
-		".kcal": "512.5 kcal", ".notes": "Lentil soup\nand bread", "time": "12:30", ".kind": "lunch",
+		".kcal": "513 kcal", ".notes": "Lentil soup\nand bread", "time": "12:30", ".kind": "lunch",
 	} {
 		if got := strings.TrimSpace(li.Find(sel).Text()); got != want {
 			t.Errorf("meal card %s = %q, want %q", sel, got, want)
@@ -88,7 +88,7 @@ func TestAddMealAndMonthView(t *testing.T) {
 		t.Errorf("meal card links to %q, want its detail page", href)
 	}
 	for sel, want := range map[string]string{
-		".total": "512.5 kcal", ".protein": "P 20 g", ".carbs": "C 0 g",
+		".total": "513 kcal", ".protein": "P 20 g", ".carbs": "C 0 g",
 	} {
 		if got := strings.TrimSpace(doc.Find("#day-2026-09-01 .day-totals " + sel).Text()); got != want {
 			t.Errorf("day total %s = %q, want %q", sel, got, want)
@@ -100,7 +100,7 @@ func TestAddMealAndMonthView(t *testing.T) {
 	// Every number of the meal, on its detail page.
 	detail := c.Get("/meals/2026-09-01/" + m.ID).Doc()
 	for sel, want := range map[string]string{
-		".kcal": "512.5 kcal", ".protein": "20 g", ".carbs": "0 g", ".hunger": "4 of 5",
+		".kcal": "513 kcal", ".protein": "20 g", ".carbs": "0 g", ".hunger": "4 of 5",
 		".notes": "Lentil soup\nand bread", "h1": "Lunch", ".when": "Tuesday 1 September 2026, 12:30",
 	} {
 		if got := strings.TrimSpace(detail.Find("main " + sel).Text()); got != want {
@@ -126,9 +126,9 @@ func TestDaysNewestFirst(t *testing.T) {
 	t.Parallel()
 	_, c := signedIn(t)
 	for _, f := range []url.Values{
-		mealForm("date", "2026-09-02", "time", "08:00", "kind", "breakfast", "kcal", "0.1"),
+		mealForm("date", "2026-09-02", "time", "08:00", "kind", "breakfast", "kcal", "0.4"),
 		mealForm("date", "2026-09-01", "time", "19:00", "kind", "dinner"),
-		mealForm("date", "2026-09-02", "time", "07:00", "kind", "drink", "kcal", "0.2"),
+		mealForm("date", "2026-09-02", "time", "07:00", "kind", "drink", "kcal", "0.4"),
 	} {
 		if resp := c.PostForm("/meals", f); resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("POST = %d", resp.StatusCode)
@@ -147,9 +147,10 @@ func TestDaysNewestFirst(t *testing.T) {
 	if d := cmp.Diff([]string{"07:00", "08:00", "19:00"}, times); d != "" {
 		t.Errorf("meal order (-want +got):\n%s", d)
 	}
-	// 0.1 + 0.2 in decimal: exactly 0.3.
-	if got := strings.TrimSpace(doc.Find("#day-2026-09-02 .total").Text()); got != "0.3 kcal" {
-		t.Errorf("day total = %q, want 0.3 kcal", got)
+	// 0.4 + 0.4 summed exactly, then rounded once: 1, though each meal
+	// shows 0.
+	if got := strings.TrimSpace(doc.Find("#day-2026-09-02 .total").Text()); got != "1 kcal" {
+		t.Errorf("day total = %q, want 1 kcal", got)
 	}
 }
 

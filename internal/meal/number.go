@@ -90,6 +90,13 @@ func (n Number) Decimal() decimal.Decimal { return n.d }
 // String returns the value as typed back to a person: "12.5", "0", "300".
 func (n Number) String() string { return n.d.String() }
 
+// Whole returns the value rounded to a whole number, half away from zero,
+// as pages show kcal: "491" for 491.4, "492" for 491.5, "0" for 0.3. The
+// number itself keeps its decimal as typed (the edit form, the exports and
+// JSON show that); a sum is rounded once, after adding the exact values,
+// so a day's total and the month's average agree with each other.
+func (n Number) Whole() string { return n.d.Round(0).String() }
+
 // MarshalJSON writes a bare JSON number (12.5), never a quoted string.
 func (n Number) MarshalJSON() ([]byte, error) { return []byte(n.d.String()), nil }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,26 @@ func TestParseNumber(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("ParseNumber(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestWhole: kcal as pages show it, rounded to a whole number half away
+// from zero, from the exact decimal.
+func TestWhole(t *testing.T) {
+	for in, want := range map[string]string{
+		"491.4": "491", "491.5": "492", "491.6": "492", "0.3": "0", "0.5": "1",
+		"0": "0", "2563.4": "2563", "19999.9": "20000", "300": "300",
+	} {
+		n, err := meal.ParseNumber(in, meal.MaxKcal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Whole(); got != want {
+			t.Errorf("ParseNumber(%q).Whole() = %q, want %q", in, got, want)
+		}
+		if got := n.String(); got != strings.TrimSuffix(in, ".0") {
+			t.Errorf("ParseNumber(%q).String() = %q, want it as typed", in, got)
 		}
 	}
 }
