@@ -131,7 +131,7 @@ func TestFiledAsSent(t *testing.T) {
 	app, c := signedIn(t)
 	upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "notes", "no time in this photo")
 	m := allMeals(t, app, admin)[0]
-	kv := append(defaults("version", strconv.FormatInt(m.Version, 10), "notes", "new photo, old time"))
+	kv := defaults("version", strconv.FormatInt(m.Version, 10), "notes", "new photo, old time")
 	resp := upload(c, m.DetailURL(), "phone-portrait.jpg", photo, kv...)
 	ms := allMeals(t, app, admin)
 	if resp.StatusCode != http.StatusSeeOther || len(ms) != 1 || ms[0].SK != m.SK || ms[0].PhotoTaken != "2024-06-14T12:31:07" {

@@ -39,9 +39,10 @@ const (
 	// 8 pages ("older results").
 	SearchPageItems = 1000
 	// SearchQueryItems is the Limit of each Query call within a page.
-	SearchQueryItems = 200
-	// SearchResults ends a page early, at the end of a Query call, once
-	// it has this many matches.
+	SearchQueryItems = 100
+	// SearchResults is the most matches a page shows: a page ends at its
+	// SearchResults-th match, and the next goes on below it (reading the
+	// rest of that Query call's items again, at most SearchQueryItems-1).
 	SearchResults = 24
 	// MaxSearchRunes is the longest search text, in characters.
 	MaxSearchRunes = 100
@@ -74,9 +75,9 @@ type SearchPage struct {
 // ("" for the newest), with Query calls of SearchQueryItems items, each
 // paid for through pace before it is sent (as much as the call before it
 // cost, the rest right after, like dynamo.ScanPaced), and returns those
-// for which match is true. It stops after the Query call that reaches
-// SearchPageItems items read or SearchResults matches, or at the oldest
-// meal. ErrBadKey for a before that is not a sort key.
+// for which match is true. It stops at the SearchResults-th match, after
+// the Query call that reaches SearchPageItems items read, or at the
+// oldest meal. ErrBadKey for a before that is not a sort key.
 func (s *Store) Search(ctx context.Context, userID, before string, match func(*Meal) bool, pace dynamo.Pace) (SearchPage, error) {
 	var page SearchPage
 	cond := expression.Key("user_id").Equal(expression.Value(userID))
@@ -126,8 +127,15 @@ func (s *Store) Search(ctx context.Context, userID, before string, match func(*M
 			return page, fmt.Errorf("meal: search: decode: %w", err)
 		}
 		for i := range meals {
-			if match(&meals[i]) {
-				page.Meals = append(page.Meals, meals[i])
+			if !match(&meals[i]) {
+				continue
+			}
+			page.Meals = append(page.Meals, meals[i])
+			if len(page.Meals) == SearchResults && (i < len(meals)-1 || out.LastEvaluatedKey != nil) {
+				// A full page: the next goes on below this meal, reading
+				// the rest of this call's items again.
+				page.Oldest, page.Next = meals[i].Date, meals[i].SK
+				return page, nil
 			}
 		}
 		if len(meals) > 0 {
@@ -137,7 +145,7 @@ func (s *Store) Search(ctx context.Context, userID, before string, match func(*M
 		if sk, ok := out.LastEvaluatedKey["sk"].(*types.AttributeValueMemberS); ok {
 			page.Next = sk.Value
 		}
-		if page.Next == "" || page.Read >= SearchPageItems || len(page.Meals) >= SearchResults {
+		if page.Next == "" || page.Read >= SearchPageItems {
 			return page, nil
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey

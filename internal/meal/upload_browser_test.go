@@ -146,9 +146,9 @@ func TestBrowserDownscales(t *testing.T) {
 		chromedp.SetUploadFiles(chromedp.CSS(`#photo`), []string{fixture(t, "phone-portrait.jpg")}),
 		chromedp.SendKeys(chromedp.CSS(`#notes`), "big photo"),
 		chromedp.Click(chromedp.CSS(`form.meal-form button[type=submit]`)),
-		// Date and time were left at the device clock: the capture time is
-		// offered.
-		chromedp.WaitVisible(chromedp.CSS(`#taken-offer`)),
+		// Date and time were left at the device clock: the page script
+		// filed the meal at the capture time, and Save opens its month.
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
 	)
 	if err != nil {
 		t.Fatalf("upload: %v", err)
@@ -160,6 +160,9 @@ func TestBrowserDownscales(t *testing.T) {
 	ms := allMeals(t, app, admin)
 	if len(ms) != 1 || ms[0].PhotoTaken != "2024-06-14T12:31:07" || ms[0].PhotoH > 2048 || ms[0].PhotoW >= ms[0].PhotoH {
 		t.Fatalf("meal = %+v, want a portrait ≤ 2048 px taken 2024-06-14T12:31:07", ms)
+	}
+	if got := ms[0].Date + " " + ms[0].Time; got != "2024-06-14 12:31:00" {
+		t.Errorf("meal at %s, want the photo's date and minute, 2024-06-14 12:31:00", got)
 	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+ms[0].DisplayURL()), chromedp.WaitReady(chromedp.CSS(`img`))); err != nil {
 		t.Fatal(err)
