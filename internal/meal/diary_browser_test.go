@@ -133,9 +133,9 @@ func TestBrowserCapture(t *testing.T) {
 				t.Errorf("hunger %v, fullness %v, want 4 and 2", ms[0].Hunger, ms[0].Fullness)
 			}
 			type landed struct {
-				URL, Flash, Target string
+				URL, Flash, Target, Outline, Background string
 				FlashTop, FlashBottom,
-				CardTop, CardBottom, Outline float64
+				CardTop, CardBottom float64
 			}
 			got, err := chromedp.Run(ctx, chromedp.Evaluate[landed](`(() => {
 				const f = document.querySelector(".flash").getBoundingClientRect();
@@ -144,7 +144,8 @@ func TestBrowserCapture(t *testing.T) {
 				return {URL: location.pathname + location.search + location.hash,
 					Flash: (document.querySelector("#filed p") || document.querySelector(".flash")).textContent.replace(/\s+/g, " ").trim(),
 					Target: li ? li.id : "", FlashTop: f.top, FlashBottom: f.bottom, CardTop: c.top, CardBottom: c.bottom,
-					Outline: li ? parseFloat(getComputedStyle(li.querySelector(".card-link")).outlineWidth) : 0};
+					Outline: li ? (s => s.outlineStyle + " " + s.outlineWidth)(getComputedStyle(li.querySelector(".card-link"))) : "",
+					Background: li ? getComputedStyle(li.querySelector(".card-link")).backgroundColor : ""};
 			})()`))
 			if err != nil {
 				t.Fatal(err)
@@ -156,8 +157,8 @@ func TestBrowserCapture(t *testing.T) {
 			if got.URL != "/meals?month=2024-06#meal-"+ms[0].ID || got.Target != "meal-"+ms[0].ID || got.Flash != wantFlash {
 				t.Errorf("landed on %s (target %q) saying %q; want the month of June 2024 at the new card, saying %q", got.URL, got.Target, got.Flash, wantFlash)
 			}
-			if got.Outline < 3 {
-				t.Errorf("the new card's outline is %.1f px, want it highlighted", got.Outline)
+			if got.Outline != "solid 3px" || got.Background == "rgba(0, 0, 0, 0)" {
+				t.Errorf("the new card has outline %q and background %q, want it highlighted", got.Outline, got.Background)
 			}
 			if got.FlashTop < 0 || got.FlashBottom > 844 || got.CardTop < got.FlashBottom || got.CardBottom > 844 {
 				t.Errorf("flash at %.0f–%.0f px, card at %.0f–%.0f px: want both in the 844 px screen, the card below the flash", got.FlashTop, got.FlashBottom, got.CardTop, got.CardBottom)
