@@ -328,3 +328,113 @@ func TestMovedMeal(t *testing.T) {
 		t.Errorf("old address = %d %q linking to %q, want 404 Meal moved or deleted linking to 1 September", old.StatusCode, old.Text("h1"), href)
 	}
 }
+
+// TestMonthFindAnyDay: the month page's calendar strip lists each day of
+// the month, the logged ones linked to their sections; the range form
+// sits by the pager, filled with the month; the current month has no
+// link into the future; each day's "+" is named by its visible text's
+// meaning; the denser grid is chosen by ?grid= and remembered in a
+// cookie of the browser's.
+func TestMonthFindAnyDay(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	app.Clock.Set(time.Date(2026, 9, 15, 10, 0, 0, 0, time.UTC))
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-03", Time: "08:00", Notes: "a"})
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-03", Time: "12:00", Notes: "b"})
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-14", Time: "12:00", Notes: "c"})
+
+	doc := c.Get("/meals").Doc()
+	var strip []string
+	doc.Find("#strip li").Each(func(_ int, s *goquery.Selection) {
+		href, _ := s.Find("a").Attr("href")
+		cur, _ := s.Children().First().Attr("aria-current")
+		cls, _ := s.Attr("class")
+		strip = append(strip, strings.Join(strings.Fields(href+" "+s.Text()+" "+cur+" "+cls), " "))
+	})
+	if len(strip) != 30 {
+		t.Fatalf("strip has %d days, want September's 30", len(strip))
+	}
+	for i, want := range map[int]string{
+		0: "Tu 1", 2: "#day-2026-09-03 Th 3, 2 meals", 13: "#day-2026-09-14 Mo 14, 1 meal",
+		14: "Tu 15 date", 15: "We 16 future", 29: "We 30 future",
+	} {
+		if strip[i] != want {
+			t.Errorf("strip day %d = %q, want %q", i+1, strip[i], want)
+		}
+	}
+	if label, _ := doc.Find("#strip").Attr("aria-label"); label != "Days of September 2026" {
+		t.Errorf("strip label = %q", label)
+	}
+	for _, id := range []string{"day-2026-09-03", "day-2026-09-14"} {
+		if doc.Find("section#"+id).Length() != 1 {
+			t.Errorf("the strip links to #%s, which the page does not hold", id)
+		}
+	}
+	// No link into the future: September is the current month.
+	if n := doc.Find("a[rel=next]").Length(); n != 0 {
+		t.Errorf("the current month links to the next month")
+	}
+	if href, _ := doc.Find("a[rel=prev]").Attr("href"); href != "/meals?month=2026-08" {
+		t.Errorf("prev = %q", href)
+	}
+	if href, _ := c.Get("/meals?month=2026-08").Doc().Find("a[rel=next]").Attr("href"); href != "/meals?month=2026-09" {
+		t.Errorf("August links on to %q, want September", href)
+	}
+	if n := c.Get("/meals?month=2026-10").Doc().Find("a[rel=next]").Length(); n != 0 {
+		t.Error("a future month links further into the future")
+	}
+	// The range form: next to the pager, the month's first and last day.
+	from, _ := doc.Find("#window input[name=from]").Attr("value")
+	to, _ := doc.Find("#window input[name=to]").Attr("value")
+	if from != "2026-09-01" || to != "2026-09-30" || doc.Find("nav.pager + .tools #window").Length() != 1 {
+		t.Errorf("range form from %q to %q (by the pager: %d), want 2026-09-01 to 2026-09-30 right after the pager", from, to, doc.Find("nav.pager + .tools #window").Length())
+	}
+	// A window ending after today has no next window.
+	w := c.Get("/meals?from=2026-09-01&to=2026-09-07").Doc()
+	if href, _ := w.Find("a[rel=next]").Attr("href"); href != "/meals?from=2026-09-08&to=2026-09-14" {
+		t.Errorf("the first week links on to %q", href)
+	}
+	if n := c.Get("/meals?from=2026-09-09&to=2026-09-15").Doc().Find("a[rel=next]").Length(); n != 0 {
+		t.Error("the window holding today links into the future")
+	}
+	// "+": its accessible name comes from its content, which holds the
+	// day; the visible "+" is hidden from screen readers.
+	add := doc.Find("#day-2026-09-03 a.add-day")
+	if _, has := add.Attr("aria-label"); has || strings.TrimSpace(add.Find(".visually-hidden").Text()) != "Add a meal on 3 September" || add.Find(`[aria-hidden=true]`).Text() != "+" {
+		t.Errorf("the day's + link is %q", goquery.NewDocumentFromNode(add.Nodes[0]).Text())
+	}
+
+	// The denser grid.
+	if doc.Find(".days.dense").Length() != 0 {
+		t.Error("the denser grid without asking")
+	}
+	toggle, _ := doc.Find("[data-grid-toggle]").Attr("href")
+	if toggle != "/meals?grid=dense&month=2026-09" {
+		t.Errorf("grid toggle = %q", toggle)
+	}
+	resp := c.Get(toggle)
+	if resp.Doc().Find(".days.dense").Length() != 1 {
+		t.Error("?grid=dense shows the usual grid")
+	}
+	var cookie *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "ndiro_grid" {
+			cookie = ck
+		}
+	}
+	if cookie == nil || cookie.Value != "dense" || cookie.MaxAge < 300*24*3600 || cookie.Path != "/meals" {
+		t.Fatalf("?grid=dense set the cookie %v, want ndiro_grid=dense for a year on /meals", cookie)
+	}
+	if c.Get("/meals?month=2026-08").Doc().Find(".days.dense, #empty").Length() == 0 {
+		t.Error("the choice is not remembered")
+	}
+	if c.Get("/meals").Doc().Find(".days.dense").Length() != 1 {
+		t.Error("the denser grid is not remembered on the next page")
+	}
+	if href, _ := c.Get("/meals").Doc().Find("[data-grid-toggle]").Attr("href"); href != "/meals?grid=normal&month=2026-09" {
+		t.Errorf("grid toggle back = %q", href)
+	}
+	if c.Get("/meals?grid=normal").Doc().Find(".days.dense").Length() != 0 || c.Get("/meals").Doc().Find(".days.dense").Length() != 0 {
+		t.Error("?grid=normal does not bring the usual grid back")
+	}
+}
