@@ -5,6 +5,7 @@ package meal
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -103,9 +104,9 @@ type listPage struct {
 	IsWindow bool
 	// WindowError explains why the requested window was refused.
 	WindowError string
-	// Strip is the month page's calendar strip (nil on other pages);
-	// StripLabel names it: "Days of September 2026".
-	Strip      []stripDay
+	// Strip is the month page's calendar strip, its list items (stripHTML;
+	// "" on other pages); StripLabel names it: "Days of September 2026".
+	Strip      template.HTML
 	StripLabel string
 	// Dense shows the denser grid (gridCookie); GridURL switches it.
 	Dense   bool
@@ -147,7 +148,7 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) error {
 		StripLabel: "Days of " + m.Time().Format("January 2006"),
 	}
 	p.Days, p.Summary = diaryGrid(meals, false)
-	p.Strip = calendarStrip(m, p.Days, today)
+	p.Strip = stripHTML(calendarStrip(m, p.Days, today))
 	p.Dense = denseGrid(w, r, q)
 	p.GridURL = gridToggle("/meals", url.Values{"month": {m.String()}}, p.Dense)
 	p.Filed = filed(w, r, meals)
