@@ -680,3 +680,20 @@ func TestAccountTimeZone(t *testing.T) {
 		t.Errorf("tz = %q", u.TimeZone)
 	}
 }
+
+// TestSavedFlash: a new meal's flash is "Meal saved."; the last of a batch
+// of several photos (the page script sends batch=N) counts them; a batch
+// count that is no count of a batch is ignored.
+func TestSavedFlash(t *testing.T) {
+	t.Parallel()
+	_, c := signedIn(t)
+	for batch, want := range map[string]string{"": "Meal saved.", "3": "3 meals saved.", "100": "100 meals saved.", "1": "Meal saved.", "101": "Meal saved.", "-2": "Meal saved.", "three": "Meal saved."} {
+		resp := c.PostForm("/meals", mealForm("batch", batch))
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("batch %q: save = %d", batch, resp.StatusCode)
+		}
+		if got := c.Get(resp.Location()).Text(".flash"); got != want {
+			t.Errorf("batch %q: flash %q, want %q", batch, got, want)
+		}
+	}
+}

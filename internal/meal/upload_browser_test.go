@@ -209,4 +209,11 @@ func TestBrowserBackfill(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("meals = %v, want %v", got, want)
 	}
+	// The page of the last saved, at its card, highlighted, with the
+	// batch counted in the flash.
+	type landed struct{ Flash, Target, Hash string }
+	l, err := chromedp.Run(ctx, chromedp.Evaluate[landed](`({Flash: (document.querySelector(".flash") || {}).textContent || "", Target: (document.querySelector(":target") || {}).id || "", Hash: location.hash})`))
+	if err != nil || l.Flash != "3 meals saved." || l.Target == "" || "#"+l.Target != l.Hash {
+		t.Errorf("after the batch: flash %q, target %q at %q (%v); want 3 meals saved. at the last card", l.Flash, l.Target, l.Hash, err)
+	}
 }
