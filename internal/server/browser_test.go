@@ -502,21 +502,21 @@ func TestBrowserPages(t *testing.T) {
 	}
 	type created struct {
 		Flash, Note, Label, CardOutline string
-		FlashBottom, CardTop            float64
+		FlashTop, FlashBottom, CardTop  float64
 		NoteTop, NoteBottom, Viewport   float64
 	}
 	cr, err := chromedp.Run(ctx, chromedp.Evaluate[created](`(() => {
 		const li = document.querySelector("li.share:target"), f = document.querySelector(".flash"), n = li.querySelector(".created-note");
 		return {Flash: f.textContent.trim(), Note: n.textContent.trim(), Label: li.querySelector(".share-label").textContent,
-			FlashBottom: f.getBoundingClientRect().bottom, CardTop: li.getBoundingClientRect().top,
+			FlashTop: f.getBoundingClientRect().top, FlashBottom: f.getBoundingClientRect().bottom, CardTop: li.getBoundingClientRect().top,
 			NoteTop: n.getBoundingClientRect().top, NoteBottom: n.getBoundingClientRect().bottom,
 			CardOutline: getComputedStyle(li).outlineStyle, Viewport: innerHeight};
 	})()`))
 	if err != nil || cr.Label != "Coach" || !strings.HasPrefix(cr.Flash, "Link created.") || cr.Note != "New link: copy it below and send it." {
 		t.Errorf("after creating a link: %+v (%v)", cr, err)
 	}
-	if cr.FlashBottom > cr.CardTop || cr.NoteTop < 0 || cr.NoteBottom > cr.Viewport || cr.CardOutline != "solid" {
-		t.Errorf("the new link's card at %.0f px (note %.0f–%.0f, outline %s) and the flash down to %.0f px, want both in view, the card highlighted below the flash", cr.CardTop, cr.NoteTop, cr.NoteBottom, cr.CardOutline, cr.FlashBottom)
+	if cr.FlashTop < 0 || cr.FlashBottom > cr.CardTop || cr.NoteTop < 0 || cr.NoteBottom > cr.Viewport || cr.CardOutline != "solid" {
+		t.Errorf("the new link's card at %.0f px (note %.0f–%.0f, outline %s) and the flash at %.0f–%.0f px, want both in view, the card highlighted below the flash", cr.CardTop, cr.NoteTop, cr.NoteBottom, cr.CardOutline, cr.FlashTop, cr.FlashBottom)
 	}
 
 	// The keyboard focus is visible.
