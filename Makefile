@@ -8,7 +8,7 @@ PKGS := ./...
 # binary stays static. Every build and test uses it.
 TAGS := nodynamic
 
-.PHONY: run demo screenshots test crash memory heic check bench load release e2e fmt vet
+.PHONY: run demo screenshots test crash memory heic check bench load release e2e a11y fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
@@ -74,6 +74,13 @@ load:
 ## oidc-provider from npm, each its own process (needs Node and npm)
 e2e: release
 	./e2e/run.sh
+
+## a11y: axe-core (npm) in Debian's Chromium on every owner page of the
+## demo diary, at 390x844 and 1280x800, light and dark; fails on any
+## violation (needs Node, npm and Chromium; CI runs it)
+a11y:
+	@$(GO) build -tags $(TAGS) -o bin/ndiro-dev ./cmd/ndiro
+	./e2e/a11y.sh
 
 ## release: the static binary, into bin/ndiro (deploy/Dockerfile runs this
 ## target), stamped through -ldflags -X for `ndiro version`: VERSION
