@@ -38,8 +38,10 @@ crash:
 	NDIRO_TEST_CRASH_LONG=1 $(GO) test -tags $(TAGS) -race -count=1 -run '^TestLocalModeSurvivesKill9Long$$' -v ./cmd/ndiro
 
 ## memory: the upload memory harness: 20 phone photos and 4 large 16-bit
-## PNGs at once into ndiro as a child process with the service's GOMEMLIMIT
-## and GOGC; its peak RSS must stay within 256 MB (CI runs it after test)
+## PNGs at once, then 20 and 60 padded and metadata-heavy files of every
+## format, into ndiro as a child process with the service's GOMEMLIMIT
+## and GOGC; the peak RSS of each burst must stay within 256 MB (CI runs
+## it after test)
 memory:
 	NDIRO_TEST_MEMORY=1 $(GO) test -tags $(TAGS) -count=1 -run '^TestUploadMemory$$' -v ./cmd/ndiro
 

@@ -397,9 +397,13 @@
             signinNote(text, signin);
             return;
           }
-          if (xhr.status === 429 || xhr.status === 503) {
+          if (xhr.status === 429 || xhr.status === 503 || xhr.status === 507) {
             var wait = retryAfter(xhr);
-            say("Busy; trying again in " + wait + " s…");
+            // 507: the server's disk is full and nothing was saved; the
+            // form stays as it is and goes again by itself.
+            say(xhr.status === 507 ?
+              "Not saved: the server's disk is full. Everything you typed, and the photo, is still here; trying again in " + wait + " s…" :
+              "Busy; trying again in " + wait + " s…");
             await new Promise(function (r) { setTimeout(r, wait * 1000); });
             continue;
           }
@@ -537,9 +541,9 @@
             if (to) { it.done = true; last = to; state.textContent = "Saved."; it.li.classList.add("saved"); break; }
             var signin = signinOf(xhr);
             if (signin) { signinNote(state, signin); save.disabled = false; return; }
-            if (xhr.status === 429 || xhr.status === 503) {
+            if (xhr.status === 429 || xhr.status === 503 || xhr.status === 507) {
               var wait = retryAfter(xhr);
-              state.textContent = "Busy; trying again in " + wait + " s…";
+              state.textContent = (xhr.status === 507 ? "Not saved yet: the server's disk is full; trying again in " : "Busy; trying again in ") + wait + " s…";
               await new Promise(function (r) { setTimeout(r, wait * 1000); });
               continue;
             }

@@ -131,6 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			}
 		}()
 		b.DynamoDB, b.S3, b.Bucket = env.DynamoDB, env.S3, localBucket
+		b.WriteHealth = env.WriteHealth // a full disk: writes refused early (507)
 		// A crash between a photo's objects and its meal row leaves objects
 		// no row names: remove them (and clear any photo whose objects are
 		// gone) before serving.

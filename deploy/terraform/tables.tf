@@ -1,6 +1,6 @@
 # The four tables of ndiro. Names, keys and TTL attributes must match
 # internal/dynamo/table.go; internal/dynamo/terraform_test.go checks that they
-# do. Every key attribute is a string. No GSIs: see CONTRIBUTING.md.
+# do. Every key attribute is a string. No GSIs: see CLAUDE.md.
 
 resource "aws_dynamodb_table" "users" {
   name                        = "${var.prefix}users"

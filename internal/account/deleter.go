@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"ndiro/internal/storage"
 	"ndiro/internal/user"
 )
 
@@ -212,11 +213,15 @@ func (dl *Deleter) Wait(ctx context.Context, userID string) error {
 // run tries the sequence up to Attempts times, pausing with a doubling
 // backoff between tries. A failure is recorded on the users row (step and
 // error) for the admin page; after the last attempt the deletion waits for
-// a resume.
+// a resume. A step storage refused (a full disk, storage.Refused) is no
+// attempt: the run waits, from Backoff doubling up to maxFullPause, and
+// goes on from the step the row names once writes are taken again, within
+// the run's Timeout (after which start-up or an admin resumes it).
 func (dl *Deleter) run(userID string) {
 	dl.mu.Lock()
 	attempts, pause := dl.d.Attempts, dl.d.Backoff
 	dl.mu.Unlock()
+	fullPause := pause
 	ctx, cancel := context.WithTimeout(dl.stop, dl.d.Timeout)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
@@ -227,6 +232,18 @@ func (dl *Deleter) run(userID string) {
 		if dl.stop.Err() != nil {
 			dl.d.Log.Info("account deletion paused while ndiro stops; the next start resumes it", "user_id", userID, "step", string(step))
 			return
+		}
+		if storage.Refused(err) != nil && ctx.Err() == nil {
+			if fullPause == pause {
+				dl.d.Log.Warn("account deletion waits for storage to take writes", "user_id", userID, "step", string(step), "err", err)
+			}
+			attempt--
+			select {
+			case <-ctx.Done():
+			case <-time.After(fullPause):
+			}
+			fullPause = min(2*fullPause, maxFullPause)
+			continue
 		}
 		dl.d.Log.Error("account deletion step failed", "user_id", userID, "step", string(step), "attempt", attempt, "err", err)
 		if perr := dl.d.Users.SetDeletionProgress(ctx, userID, string(step), err.Error()); perr != nil {
@@ -243,6 +260,10 @@ func (dl *Deleter) run(userID string) {
 		pause *= 2
 	}
 }
+
+// maxFullPause caps the pause between two tries of a deletion while
+// storage refuses writes.
+const maxFullPause = time.Minute
 
 // errNotMarked: a run for an account whose row is not marked deleting.
 var errNotMarked = errors.New("account is not marked for deletion")

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
@@ -26,10 +27,13 @@ type exportFile struct {
 }
 
 // exportMeal is a meal with, if it has a photo, where to find it and its
-// pixel size.
+// pixel size, and the comments recipients left on it, oldest first (each
+// naming its link by the label it had and a digest of the token, never
+// the token).
 type exportMeal struct {
 	meal.Meal
-	Photo *exportPhoto `json:"photo,omitempty"`
+	Photo    *exportPhoto   `json:"photo,omitempty"`
+	Comments []meal.Comment `json:"comments,omitempty"`
 }
 
 // exportPhoto locates a meal's photo: URL on this site (it opens while
@@ -71,6 +75,10 @@ func (h *Handler) exportFile(u *user.User, meals []meal.Meal, locate func(*meal.
 	out := make([]exportMeal, len(meals))
 	for i := range meals {
 		out[i].Meal = meals[i]
+		out[i].Comments = meals[i].SortedComments()
+		if len(out[i].Comments) == 0 {
+			out[i].Comments = nil
+		}
 		if meals[i].HasPhoto() {
 			out[i].Photo = locate(&meals[i])
 		}
@@ -160,6 +168,13 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 	if err := writeCSV(cw, meals, missing); err != nil {
 		abort("meals.csv", err)
 	}
+	kw, err := zw.CreateHeader(&zip.FileHeader{Name: "comments.csv", Method: zip.Deflate, Modified: f.ExportedAt})
+	if err != nil {
+		abort("comments.csv", err)
+	}
+	if err := writeCommentsCSV(kw, meals); err != nil {
+		abort("comments.csv", err)
+	}
 	if err := zw.Close(); err != nil {
 		abort("zip directory", err)
 	}
@@ -225,14 +240,46 @@ func writeCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal, miss
 
 // formulaStarts are the first characters with which a spreadsheet app
 // reads a cell as a formula (or, tab and carriage return, shifts it into
-// one), in ASCII and full width (OWASP, CSV injection).
+// one), in ASCII and full width (OWASP, CSV injection): = + - @ U+0009
+// U+000D ＝ ＋ － ＠. It is the one list; textCell reads it.
 const formulaStarts = "=+-@\t\r＝＋－＠"
 
 // textCell neutralises a text cell that a spreadsheet would run as a
-// formula by putting an apostrophe in front; the JSON keeps the raw text.
+// formula, one whose first character (a rune, so the full-width forms
+// count) is in formulaStarts, by putting an apostrophe in front; the JSON
+// keeps the raw text.
 func textCell(s string) string {
-	if s != "" && strings.ContainsRune(formulaStarts, []rune(s)[0]) {
+	if r, _ := utf8.DecodeRuneInString(s); s != "" && strings.ContainsRune(formulaStarts, r) {
 		return "'" + s
 	}
 	return s
+}
+
+// commentsHeader names comments.csv's columns: the meal (id, date, time)
+// and the comment (its id, the label of the link it came through, when,
+// the text).
+var commentsHeader = []string{"meal_id", "date", "time", "comment_id", "from", "at", "text"}
+
+// writeCommentsCSV writes every comment of meals, oldest meal first and
+// each meal's oldest comment first, in meals.csv's form (byte-order mark,
+// CRLF, textCell).
+func writeCommentsCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal) error {
+	if _, err := w.Write([]byte("\uFEFF")); err != nil {
+		return err
+	}
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true
+	if err := cw.Write(commentsHeader); err != nil {
+		return err
+	}
+	for i := range meals {
+		m := &meals[i]
+		for _, c := range m.SortedComments() {
+			if err := cw.Write([]string{textCell(m.ID), textCell(m.Date), textCell(m.Time), textCell(c.ID), textCell(c.Label), c.At.UTC().Format(time.RFC3339), textCell(c.Text)}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ndiro/internal/meal"
+	"ndiro/internal/storage"
 )
 
 // Kind is one kind of orphan the check finds (meal.OrphanKind, where
@@ -112,7 +113,7 @@ func (m *Monitor) StartClean(kind Kind) error {
 	}
 	items := rep.Findings[kind].items
 	return m.startJob("cleaning", func(ctx context.Context) (*Report, error) {
-		n, err := m.clean(ctx, kind, items)
+		n, err := m.cleanWaiting(ctx, kind, items)
 		if err != nil {
 			return nil, err
 		}
@@ -199,6 +200,31 @@ func (m *Monitor) check(ctx context.Context) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// cleanWaiting is clean, run again while storage refuses writes (a full
+// disk, storage.Refused) instead of failing the clean-up: each item is
+// checked again before it is repaired, so a run again repairs only what
+// is left. It waits on the monitor's clock, a second and doubling up to
+// maxFullPause, within the job's time; the phase says it waits.
+func (m *Monitor) cleanWaiting(ctx context.Context, kind Kind, items []meal.Orphan) (int, error) {
+	total, pause := 0, time.Second
+	for {
+		n, err := m.clean(ctx, kind, items)
+		total += n
+		if storage.Refused(err) == nil {
+			return total, err
+		}
+		m.progress("waiting for storage to take writes", total)
+		if err := m.d.Clock.Sleep(ctx, pause); err != nil {
+			return total, err
+		}
+		pause = min(2*pause, maxFullPause)
+	}
+}
+
+// maxFullPause caps the pause between two runs of a clean-up while
+// storage refuses writes.
+const maxFullPause = time.Minute
 
 // clean repairs items of kind (meal.Orphans.Clean, each checked again
 // first) and returns how many it repaired.

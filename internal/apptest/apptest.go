@@ -45,6 +45,7 @@ type App struct {
 	// Calls counts the app's DynamoDB calls.
 	Calls *Calls
 	t     testing.TB
+	stop  func()
 }
 
 // Options adjust New. The zero value is the default app.
@@ -66,6 +67,17 @@ type Options struct {
 	// runs the test binary as "heic-worker", which the test package's
 	// TestMain must hand to photo.RunHEICWorker (photo.MaybeHEICWorker).
 	HEICWorker func() *exec.Cmd
+	// DataDir, if set, is where the local backends persist (journal,
+	// snapshot, s3.bolt), as in local mode; a later New on the same
+	// DataDir is the app restarted. "" keeps everything in memory.
+	DataDir string
+	// Local, if set, adjusts the local backends' options before they
+	// start (tests of a full disk set their file layer).
+	Local func(*localenv.Options)
+	// WriteHealth, if set, stands in for the local backends' own
+	// (localenv.Env.WriteHealth) as the app's write health hook: tests of
+	// the early refusal report a full disk without filling one.
+	WriteHealth func() error
 }
 
 // New starts the app for t and stops it when t ends. Admin email is
@@ -97,8 +109,15 @@ func New(t testing.TB, opts ...Options) *App {
 		dynamoOpts = append(dynamoOpts, o.Faults.DynamoOption())
 		s3Opts = append(s3Opts, o.Faults.S3Option())
 	}
-	le, tables := LocalWith(t, dynamoOpts, s3Opts)
+	le, tables, stopLocal := local(t, dynamoOpts, s3Opts, o.DataDir, o.Local)
+	var stopped sync.Once
+	stop := func() { stopped.Do(stopLocal) }
+	t.Cleanup(stop)
 
+	health := le.WriteHealth
+	if o.WriteHealth != nil {
+		health = o.WriteHealth
+	}
 	clock := &Clock{now: time.Now()}
 	log := slog.New(slog.DiscardHandler)
 	switch {
@@ -118,8 +137,9 @@ func New(t testing.TB, opts ...Options) *App {
 			ClientSecret: le.OIDC.ClientSecret,
 			RedirectURL:  cfg.BaseURL + "/auth/callback",
 		},
-		Clock:      clock,
-		HEICWorker: o.HEICWorker,
+		Clock:       clock,
+		HEICWorker:  o.HEICWorker,
+		WriteHealth: health,
 	}, log, clock.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -132,19 +152,29 @@ func New(t testing.TB, opts ...Options) *App {
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
-	// Cleanups run last first: the server stops, then the background
-	// work, then (registered earlier) the backends.
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := a.Close(ctx); err != nil {
-			t.Errorf("background work did not stop: %v", err)
-		}
-	})
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { a.HEIC.Close() })
-	return &App{App: a, URL: srv.URL, Env: le, Config: cfg, Tables: tables, Clock: clock, Calls: calls, t: t}
+	app := &App{App: a, URL: srv.URL, Env: le, Config: cfg, Tables: tables, Clock: clock, Calls: calls, t: t}
+	// The server stops, then the background work, then the backends.
+	app.stop = func() {
+		stopped.Do(func() {
+			a.HEIC.Close()
+			srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := a.Close(ctx); err != nil {
+				t.Errorf("background work did not stop: %v", err)
+			}
+			stopLocal()
+		})
+	}
+	t.Cleanup(app.stop)
+	return app
 }
+
+// Stop stops the app now as the end of the test would (the server, the
+// background work, then the backends, which fold their data into the data
+// dir): a test that starts New again on the same Options.DataDir sees the
+// app restarted. Later calls do nothing.
+func (a *App) Stop() { a.stop() }
 
 type testWriter struct{ t testing.TB }
 

@@ -12,7 +12,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
+
+	"ndiro/internal/storage"
 )
 
 // ErrInjected is the error a Faults rule makes an SDK call return.
@@ -37,12 +40,23 @@ type rule struct {
 	hold       chan struct{} // closed by the release func
 	held       chan struct{} // closed when the first call is held
 	dropKey    string        // DeleteObjects: refuse keys containing this
+	err        error         // what a failing call returns; nil: ErrInjected
+	acted      int           // calls the rule acted on
 }
 
 // Fail makes calls of op (on the table or bucket target, "" for any) fail
 // with ErrInjected, after the first after calls succeed, until Clear.
 func (f *Faults) Fail(op, target string, after int) {
 	f.add(&rule{op: op, target: target, after: after, fail: true})
+}
+
+// DiskFull makes calls of op (on the table or bucket target, "" for any)
+// fail as local storage refuses writes on a full disk, with the API error
+// of code storage.FullCode (storage.IsFull), after the first after calls
+// succeed, until Clear.
+func (f *Faults) DiskFull(op, target string, after int) {
+	f.add(&rule{op: op, target: target, after: after, fail: true,
+		err: &smithy.GenericAPIError{Code: storage.FullCode, Message: "local storage refused the write (injected): no space left on device"}})
 }
 
 // FailOnce makes one call of op on target fail with ErrInjected, the one
@@ -78,6 +92,20 @@ func (f *Faults) Hold(op, target string) (held <-chan struct{}, release func()) 
 // not delete (AccessDenied).
 func (f *Faults) RefuseKey(part string) {
 	f.add(&rule{op: "DeleteObjects", dropKey: part})
+}
+
+// Acted returns how many calls the rules on op and target (as given to
+// Fail, DiskFull, …) have acted on so far: failed, held or cut.
+func (f *Faults) Acted(op, target string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range f.rules {
+		if r.op == op && r.target == target {
+			n += r.acted
+		}
+	}
+	return n
 }
 
 // Clear removes every rule; held calls are not released.
@@ -132,6 +160,8 @@ func (f *Faults) install(stack *middleware.Stack) error {
 					case <-ctx.Done():
 						return middleware.InitializeOutput{}, middleware.Metadata{}, ctx.Err()
 					}
+				case r.fail && r.err != nil:
+					return middleware.InitializeOutput{}, middleware.Metadata{}, fmt.Errorf("%s %s: %w", op, target, r.err)
 				case r.fail:
 					return middleware.InitializeOutput{}, middleware.Metadata{}, fmt.Errorf("%s %s: %w", op, target, ErrInjected)
 				case r.dropKey != "":
@@ -197,6 +227,7 @@ func (f *Faults) match(op, target string) []*rule {
 			f.rules = append(f.rules[:i], f.rules[i+1:]...)
 			i--
 		}
+		r.acted++
 		out = append(out, r)
 	}
 	return out

@@ -33,27 +33,45 @@ func Local(t testing.TB, dynamoOpts ...func(*dynamodb.Options)) (*localenv.Env, 
 // LocalWith is Local with options for the S3 client too.
 func LocalWith(t testing.TB, dynamoOpts []func(*dynamodb.Options), s3Opts []func(*s3.Options)) (*localenv.Env, dynamo.Tables) {
 	t.Helper()
+	env, tables, stop := local(t, dynamoOpts, s3Opts, "", nil)
+	t.Cleanup(stop)
+	return env, tables
+}
+
+// local starts the backends, persisting under dataDir if it is set (then
+// always on the in-process emulator: the data follows the tables' base
+// names across the fresh prefix), with mod adjusting their options. stop
+// closes them (deleting the tables on an external endpoint).
+func local(t testing.TB, dynamoOpts []func(*dynamodb.Options), s3Opts []func(*s3.Options), dataDir string, mod func(*localenv.Options)) (_ *localenv.Env, _ dynamo.Tables, stop func()) {
+	t.Helper()
 	b := make([]byte, 6)
 	rand.Read(b)
 	tables := dynamo.NewTables("t" + hex.EncodeToString(b) + "-")
 	endpoint := os.Getenv(DynamoEndpointEnv)
-	env, err := localenv.Start(context.Background(), localenv.Options{
+	if dataDir != "" {
+		endpoint = ""
+	}
+	opts := localenv.Options{
+		DataDir:        dataDir,
 		Tables:         tables,
 		Bucket:         "test-photos",
 		DynamoOptions:  dynamoOpts,
 		S3Options:      s3Opts,
 		DynamoEndpoint: endpoint,
-	})
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	env, err := localenv.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	return env, tables, func() {
 		if endpoint != "" {
 			for _, tb := range tables.All() {
 				env.DynamoDB.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(tb.Name)})
 			}
 		}
 		env.Close()
-	})
-	return env, tables
+	}
 }

@@ -2,42 +2,9 @@ package auth
 
 import (
 	"net/http"
+	"strings"
 	"testing"
-	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
-
-func TestSessionCodec(t *testing.T) {
-	t.Parallel()
-	deadline := time.Date(2026, 9, 1, 12, 0, 0, 123, time.UTC)
-	values := map[string]any{keyUserID: "sub-1", "other": "st", "empty": ""}
-	b, err := SessionCodec{}.Encode(deadline, values)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotDeadline, got, err := SessionCodec{}.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !gotDeadline.Equal(deadline) {
-		t.Errorf("deadline = %v, want %v", gotDeadline, deadline)
-	}
-	if d := cmp.Diff(values, got); d != "" {
-		t.Errorf("values (-want +got):\n%s", d)
-	}
-	if id := sessionUserID(b); id != "sub-1" {
-		t.Errorf("sessionUserID = %q, want sub-1", id)
-	}
-	if _, err := (SessionCodec{}).Encode(deadline, map[string]any{"n": 1}); err == nil {
-		t.Error("Encode(an int) = nil error, want one")
-	}
-	for _, bad := range [][]byte{nil, []byte("gob"), append(b[:len(b)-1:len(b)-1], 0xff, 0xff)} {
-		if _, _, err := (SessionCodec{}).Decode(bad); err == nil {
-			t.Errorf("Decode(%q) = nil error, want one", bad)
-		}
-	}
-}
 
 func TestCookieValue(t *testing.T) {
 	t.Parallel()
@@ -58,3 +25,29 @@ func TestCookieValue(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCookieValue: wherever the standard parser ((*http.Request).Cookie)
+// finds the one cookie of that name with a value shaped like a session
+// token (base64url, as scs makes them), cookieValue finds the same value.
+// Other values name no session in the store, whatever either parser
+// makes of them.
+func FuzzCookieValue(f *testing.F) {
+	for _, s := range []string{"ndiro_session=abc", "a=1; ndiro_session=abc; b=2", `ndiro_session="abc"`, " ndiro_session = abc ", "ndiro_session=a=b", "x=1;ndiro_session=;y", "a=1;\tndiro_session=Zk-_9"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		const name = "ndiro_session"
+		r, _ := http.NewRequest(http.MethodGet, "/", nil)
+		r.Header["Cookie"] = []string{header}
+		c, err := r.Cookie(name)
+		if err != nil || c.Value == "" || strings.Count(header, name) != 1 || strings.Trim(c.Value, tokenChars) != "" {
+			return
+		}
+		if got := cookieValue(r, name); got != c.Value {
+			t.Errorf("cookieValue(%q) = %q, http.Request.Cookie says %q", header, got, c.Value)
+		}
+	})
+}
+
+// tokenChars are the characters of a session token (base64url).
+const tokenChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"

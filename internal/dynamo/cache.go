@@ -1,29 +1,44 @@
 package dynamo
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
-// ItemCache keeps items of one table in memory, by key, for the store that
-// writes that table (DESIGN.md, sign-in: rows come from a write-through
-// in-process cache). It is exact only because one process makes every
-// write: the store calls Invalidate before and after each write it
-// attempts, whatever the outcome, and an entry also lapses after its TTL,
-// the backstop for edits made outside the app (the console, a restore).
+// ItemCache keeps items of one table in memory, by partition key, for the
+// store that writes that table (DESIGN.md, sign-in: rows come from a
+// write-through in-process cache). It is exact only because one process
+// makes every write: the store runs each write it attempts inside Write,
+// which invalidates the item before and after, whatever the outcome, and
+// an entry also lapses after its TTL, the backstop for edits made outside
+// the app (the console, a restore). Read is the one cached,
+// generation-checked GetItem every such store uses.
 //
-// A read that overlapped a write is not kept: Begin returns a generation
-// that Put checks, and every Invalidate moves the generation on, so a
-// value read before a write finished can never outlive it in the cache.
+// A read that overlapped a write is not kept: Read notes the generation
+// before its GetItem and keeps the result only if it is unchanged, and
+// every Invalidate moves the generation on, so a value read before a
+// write finished can never outlive it in the cache.
 // The generation is one counter for the whole cache: a write to one key
 // also stops overlapping reads of other keys from being kept, which costs
 // one more read later and keeps no per-key state.
 //
+// The storage under the generation check is a simplelru with a lapse time
+// per entry. golang-lru's expirable LRU would replace only the lapse
+// times, and it reads the wall clock itself (the TTL could not follow the
+// clock tests advance, apptest.Clock) and starts a goroutine per cache
+// that never ends; so it is not used.
+//
 // Values are kept as given and handed out as they are; V should be a value
-// type (a struct, not a pointer) so callers get copies. Missing items can
-// be cached too (Put with found false). The zero value is not usable; use
+// type (a struct, not a pointer) so callers get copies. Missing items are
+// cached too (Read of no item). The zero value is not usable; use
 // NewItemCache.
 type ItemCache[V any] struct {
 	ttl time.Duration
@@ -31,9 +46,12 @@ type ItemCache[V any] struct {
 
 	mu  sync.Mutex
 	gen uint64
-	lru *simplelru.LRU[string, cached[V]]
+	lru *simplelru.LRU[string, *cached[V]]
 }
 
+// cached is one entry. An entry is never changed once made (a new read
+// replaces it with another), so a hit hands out its pointer and reads it
+// after the lock is released: the only copy of V is the caller's.
 type cached[V any] struct {
 	v       V
 	found   bool
@@ -43,65 +61,52 @@ type cached[V any] struct {
 // NewItemCache returns a cache whose entries lapse ttl after they were
 // read, by the clock now, holding at most size entries (the oldest read
 // go first; size < 1 means 1: hits do not reorder entries, which keeps a
-// hit free of writes, and every entry is re-read within its TTL anyway). ttl ≤ 0 disables caching: Get never
-// finds anything.
+// hit free of writes, and every entry is re-read within its TTL anyway).
+// ttl ≤ 0 disables caching: Get never finds anything and Read always
+// reads the table.
 func NewItemCache[V any](ttl time.Duration, size int, now func() time.Time) *ItemCache[V] {
-	l, _ := simplelru.NewLRU[string, cached[V]](max(size, 1), nil)
+	l, _ := simplelru.NewLRU[string, *cached[V]](max(size, 1), nil)
 	return &ItemCache[V]{ttl: ttl, now: now, lru: l}
 }
 
-// Get returns the entry for key if there is one younger than the TTL:
-// found false means the item is known to be missing. ok is false if the
-// cache has no (fresh) entry and the caller must read the table.
-func (c *ItemCache[V]) Get(key string) (v V, found, ok bool) {
-	if c.ttl <= 0 {
-		return v, false, false
+// Read returns the item of table whose partition key, the string
+// attribute pk, is key, decoded as V (attributevalue): from the cache
+// while its entry is fresh, else with one strongly consistent GetItem
+// (consistent, because a write just made, a revoke or a deletion mark,
+// must decide the next read), whose result, the item or its absence, the
+// cache keeps unless a write was invalidated while it ran. found is false
+// if there is no such item. err is the GetItem's error or a decode error
+// ("decode: …"), not wrapped otherwise: callers add their own context.
+// Nothing is kept after an error.
+func (c *ItemCache[V]) Read(ctx context.Context, db *dynamodb.Client, table, pk, key string) (v V, found bool, err error) {
+	if e := c.get(key); e != nil {
+		return e.v, e.found, nil
 	}
-	now := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, hit := c.lru.Peek(key) // no reordering on a hit: see NewItemCache
-	if !hit {
-		return v, false, false
-	}
-	if !now.Before(e.expires) {
-		c.lru.Remove(key)
-		return v, false, false
-	}
-	return e.v, e.found, true
+	return c.readTable(ctx, db, table, pk, key)
 }
 
-// Begin returns the generation to pass to Put for a read starting now.
-func (c *ItemCache[V]) Begin() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.gen
-}
-
-// Put keeps what a read that began at generation gen found for key (v,
-// or found false for no item), unless some write was invalidated since
-// gen: then the read may predate it and is dropped.
-func (c *ItemCache[V]) Put(key string, gen uint64, v V, found bool) {
-	if c.ttl <= 0 {
-		return
+// readTable is Read's miss, apart so that a hit (the auth guard's path)
+// does not pay for setting up the GetItem.
+func (c *ItemCache[V]) readTable(ctx context.Context, db *dynamodb.Client, table, pk, key string) (v V, found bool, err error) {
+	gen := c.begin()
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(table),
+		Key:            map[string]types.AttributeValue{pk: &types.AttributeValueMemberS{Value: key}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return v, false, err
 	}
-	expires := c.now().Add(c.ttl)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen {
-		return
+	if len(out.Item) == 0 {
+		c.put(key, gen, v, false)
+		return v, false, nil
 	}
-	c.lru.Add(key, cached[V]{v: v, found: found, expires: expires})
-}
-
-// Invalidate drops key's entry and moves the generation on, so a read in
-// flight is not kept. Stores call it before a write of key starts and
-// again when it returns, successful, refused or failed.
-func (c *ItemCache[V]) Invalidate(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	c.lru.Remove(key)
+	var got V
+	if err := attributevalue.UnmarshalMap(out.Item, &got); err != nil {
+		return v, false, fmt.Errorf("decode: %w", err)
+	}
+	c.put(key, gen, got, true)
+	return got, true, nil
 }
 
 // Write runs write, a write of key's item, between two Invalidates, so
@@ -114,9 +119,94 @@ func (c *ItemCache[V]) Write(key string, write func() error) error {
 	return write()
 }
 
+// WriteThrough runs write as Write does, and if write succeeded and no
+// other write was invalidated while it ran (so the item is exactly what
+// write made), keeps v, the item as written, as key's entry: the next
+// Read needs no GetItem (a sign-up's first request). It returns write's
+// error.
+func (c *ItemCache[V]) WriteThrough(key string, v V, write func() error) (err error) {
+	start := c.invalidate(key)
+	defer func() { c.finish(key, start, v, err == nil) }()
+	return write()
+}
+
+// finish is the closing Invalidate of WriteThrough: it keeps v for key if
+// keep is set and the generation is still start, the one the write began
+// at, all under one lock, so no write can slip in between.
+func (c *ItemCache[V]) finish(key string, start uint64, v V, keep bool) {
+	expires := c.now().Add(c.ttl)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := keep && c.ttl > 0 && c.gen == start
+	c.gen++
+	c.lru.Remove(key)
+	if kept {
+		c.lru.Add(key, &cached[V]{v: v, found: true, expires: expires})
+	}
+}
+
+// Invalidate drops key's entry and moves the generation on, so a read in
+// flight is not kept. Stores call it before a write of key starts and
+// again when it returns, successful, refused or failed (Write does both);
+// a write of many items (a batch delete) calls it for each.
+func (c *ItemCache[V]) Invalidate(key string) { c.invalidate(key) }
+
+// invalidate is Invalidate, returning the generation it moved on to.
+func (c *ItemCache[V]) invalidate(key string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.lru.Remove(key)
+	return c.gen
+}
+
 // Len returns the number of entries held, fresh or lapsed.
 func (c *ItemCache[V]) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len()
+}
+
+// get returns the entry for key if there is one younger than the TTL
+// (its found false means the item is known to be missing), or nil if the
+// table must be read.
+func (c *ItemCache[V]) get(key string) *cached[V] {
+	if c.ttl <= 0 {
+		return nil
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, hit := c.lru.Peek(key) // no reordering on a hit: see NewItemCache
+	if !hit {
+		return nil
+	}
+	if !now.Before(e.expires) {
+		c.lru.Remove(key)
+		return nil
+	}
+	return e
+}
+
+// begin returns the generation to pass to put for a read starting now.
+func (c *ItemCache[V]) begin() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put keeps what a read that began at generation gen found for key (v,
+// or found false for no item), unless some write was invalidated since
+// gen: then the read may predate it and is dropped.
+func (c *ItemCache[V]) put(key string, gen uint64, v V, found bool) {
+	if c.ttl <= 0 {
+		return
+	}
+	expires := c.now().Add(c.ttl)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	c.lru.Add(key, &cached[V]{v: v, found: found, expires: expires})
 }

@@ -1,60 +1,113 @@
-package dynamo_test
+package dynamo
 
 import (
 	"testing"
 	"time"
-
-	"ndiro/internal/dynamo"
 )
 
-func TestItemCache(t *testing.T) {
+// TestItemCacheGenerations checks the storage under Read: the
+// generation check, the TTL and the size bound.
+func TestItemCacheGenerations(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
-	c := dynamo.NewItemCache[string](5*time.Second, 2, func() time.Time { return now })
-	get := func(key string) (string, bool, bool) { return c.Get(key) }
+	c := NewItemCache[string](5*time.Second, 2, func() time.Time { return now })
 
 	// A read that overlapped a write is not kept.
-	gen := c.Begin()
+	gen := c.begin()
 	c.Invalidate("a")
-	c.Put("a", gen, "old", true)
-	if _, _, ok := get("a"); ok {
-		t.Error("Get(a) after an overlapped read = cached, want nothing")
+	c.put("a", gen, "old", true)
+	if c.get("a") != nil {
+		t.Error("get(a) after an overlapped read = cached, want nothing")
 	}
-	// Write invalidates before and after: a read that began during it is
+	// Write invalidates before and after: from the moment the write may
+	// take effect the entry is gone, and a read that began during it is
 	// dropped too.
+	c.put("a", c.begin(), "before", true)
 	_ = c.Write("a", func() error {
-		gen = c.Begin()
+		if c.get("a") != nil {
+			t.Error("get(a) during a write of a = cached, want nothing")
+		}
+		gen = c.begin()
 		return nil
 	})
-	c.Put("a", gen, "during", true)
-	if _, _, ok := get("a"); ok {
-		t.Error("Get(a) after a read during a write = cached, want nothing")
+	c.put("a", gen, "during", true)
+	if c.get("a") != nil {
+		t.Error("get(a) after a read during a write = cached, want nothing")
+	}
+	// A write of another key drops an overlapping read too: one counter.
+	gen = c.begin()
+	c.Invalidate("b")
+	c.put("a", gen, "old", true)
+	if c.get("a") != nil {
+		t.Error("get(a) after a read overlapping a write of b = cached, want nothing")
 	}
 
-	c.Put("a", c.Begin(), "v1", true)
-	c.Put("gone", c.Begin(), "", false)
-	if v, found, ok := get("a"); v != "v1" || !found || !ok {
-		t.Errorf("Get(a) = %q, %v, %v, want v1, true, true", v, found, ok)
+	c.put("a", c.begin(), "v1", true)
+	c.put("gone", c.begin(), "", false)
+	if e := c.get("a"); e == nil || e.v != "v1" || !e.found {
+		t.Errorf("get(a) = %+v, want v1, found", e)
 	}
-	if _, found, ok := get("gone"); found || !ok {
-		t.Errorf("Get(gone) = found %v, ok %v, want a cached absence", found, ok)
+	if e := c.get("gone"); e == nil || e.found {
+		t.Errorf("get(gone) = %+v, want a cached absence", e)
 	}
 	now = now.Add(5*time.Second - time.Nanosecond)
-	if _, _, ok := get("a"); !ok {
-		t.Error("Get(a) just before the TTL = nothing, want cached")
+	if c.get("a") == nil {
+		t.Error("get(a) just before the TTL = nothing, want cached")
 	}
 	now = now.Add(time.Nanosecond)
-	if _, _, ok := get("a"); ok {
-		t.Error("Get(a) at the TTL = cached, want lapsed")
+	if c.get("a") != nil {
+		t.Error("get(a) at the TTL = cached, want lapsed")
 	}
-	// Size bound: the oldest read go first.
-	for _, k := range []string{"x", "y", "z"} {
-		c.Put(k, c.Begin(), k, true)
+	// Size bound: the oldest read go first, hits do not reorder.
+	for _, k := range []string{"x", "y"} {
+		c.put(k, c.begin(), k, true)
 	}
+	c.get("x")
+	c.put("z", c.begin(), "z", true)
 	if n := c.Len(); n != 2 {
 		t.Errorf("Len = %d, want 2", n)
 	}
-	if _, _, ok := get("x"); ok {
-		t.Error("Get(x) = cached, want evicted")
+	if c.get("x") != nil {
+		t.Error("get(x) = cached, want evicted (the oldest read, a hit notwithstanding)")
+	}
+	if e := c.get("z"); e == nil || e.v != "z" {
+		t.Errorf("get(z) = %+v, want z", e)
 	}
 }
+
+// TestItemCacheWriteThrough: a successful write keeps the item as
+// written; a failed one, or one another write overlapped, keeps nothing.
+func TestItemCacheWriteThrough(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	c := NewItemCache[string](5*time.Second, 10, func() time.Time { return now })
+	if err := c.WriteThrough("a", "written", func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.get("a"); e == nil || e.v != "written" || !e.found {
+		t.Errorf("get(a) after WriteThrough = %+v, want written, found", e)
+	}
+	refused := errFake("refused")
+	if err := c.WriteThrough("a", "not written", func() error { return refused }); err != refused {
+		t.Errorf("WriteThrough = %v, want the write's error", err)
+	}
+	if c.get("a") != nil {
+		t.Error("get(a) after a refused WriteThrough = cached, want nothing: the old entry must go too")
+	}
+	_ = c.WriteThrough("a", "overlapped", func() error {
+		c.Invalidate("b") // another write, in flight at the same time
+		return nil
+	})
+	if c.get("a") != nil {
+		t.Error("get(a) after a WriteThrough another write overlapped = cached, want nothing")
+	}
+	off := NewItemCache[string](0, 10, func() time.Time { return now })
+	_ = off.WriteThrough("a", "x", func() error { return nil })
+	if off.get("a") != nil || off.Len() != 0 {
+		t.Error("a cache with TTL 0 kept an entry")
+	}
+}
+
+type errFake string
+
+func (e errFake) Error() string { return string(e) }

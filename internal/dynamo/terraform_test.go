@@ -145,7 +145,7 @@ var tfVars = &hcl.EvalContext{Variables: map[string]cty.Value{
 // table keeps the protections deploy/README.md promises: on-demand billing
 // with throughput caps, deletion protection, point-in-time recovery,
 // encryption, prevent_destroy, TTL enabled where declared, and no secondary
-// indexes (CONTRIBUTING.md: no GSIs).
+// indexes (CLAUDE.md: no GSIs).
 func TestTerraformMatchesTables(t *testing.T) {
 	bodies := parseTerraform(t)
 	got := map[string]dynamo.Table{}
@@ -165,7 +165,7 @@ func TestTerraformMatchesTables(t *testing.T) {
 					t.Errorf("table %s: attribute %s has type %s, want S", tb.Name, str(t, inner.Body, "name", tfVars), ty)
 				}
 			case "global_secondary_index", "local_secondary_index":
-				t.Errorf("table %s has a %s; its keys are designed so that it needs none (CONTRIBUTING.md)", tb.Name, inner.Type)
+				t.Errorf("table %s has a %s; its keys are designed so that it needs none (CLAUDE.md)", tb.Name, inner.Type)
 			}
 		}
 		settings := map[string]string{}

@@ -2,6 +2,7 @@ package invite_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"ndiro/internal/apptest"
+	"ndiro/internal/invite"
 )
 
 func TestInviteFlow(t *testing.T) {
@@ -235,5 +237,95 @@ func TestCreateInviteBadInput(t *testing.T) {
 	}
 	if len(all) != 0 {
 		t.Errorf("%d invites written by bad forms, want 0", len(all))
+	}
+}
+
+// TestInviteRevokeHandler: an admin revokes an open invite (303, its link
+// stops), is told when it was used already (409) or does not exist (404).
+func TestInviteRevokeHandler(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	admin := app.Client()
+	admin.SignIn("admin@example.com")
+	open := admin.CreateInvite(url.Values{"role": {"owner"}})
+	used := admin.CreateInvite(url.Values{"role": {"owner"}})
+	app.Client().SignInVia("/login?invite="+used, "used@example.com")
+	for _, tc := range []struct {
+		name, tok string
+		status    int
+		heading   string
+	}{
+		{"open", open, http.StatusSeeOther, ""},
+		{"again", open, http.StatusSeeOther, ""},
+		{"used", used, http.StatusConflict, "Invite already used"},
+		{"unknown", strings.Repeat("A", 43), http.StatusNotFound, "Page not found"},
+	} {
+		resp := admin.PostForm("/admin/invites/"+tc.tok+"/revoke", nil)
+		if resp.StatusCode != tc.status {
+			t.Errorf("revoke %s = %d, want %d", tc.name, resp.StatusCode, tc.status)
+		}
+		if tc.heading != "" && resp.Text("h1") != tc.heading {
+			t.Errorf("revoke %s: heading %q, want %q", tc.name, resp.Text("h1"), tc.heading)
+		}
+	}
+	if resp := app.Client().Get("/invite/" + open); resp.StatusCode != http.StatusGone || resp.Text("h1") != "Invite revoked" {
+		t.Errorf("revoked invite's link = %d %q, want 410 Invite revoked", resp.StatusCode, resp.Text("h1"))
+	}
+	if resp := app.Client().Get("/invite/" + used); resp.StatusCode != http.StatusGone || resp.Text("h1") != "Invite already used" {
+		t.Errorf("used invite's link after a refused revoke = %d %q, want it still used", resp.StatusCode, resp.Text("h1"))
+	}
+}
+
+// TestLandingMissesPerAddress: unknown tokens at the landing page spend
+// the allowance of the address they come from only. Behind a trusted
+// proxy, a spent address gets 429 even for a real invite, another address
+// is untouched, and an IPv6 client counts as its /64: another host of
+// that network is refused too, the next network is not.
+func TestLandingMissesPerAddress(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t, apptest.Options{Env: map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "X-Forwarded-For"}})
+	admin := app.Client()
+	admin.SignIn("admin@example.com")
+	tok := admin.CreateInvite(url.Values{"role": {"owner"}})
+	c := app.Client()
+	get := func(path, from string) *apptest.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, app.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Forwarded-For", from)
+		return c.Do(req)
+	}
+	for _, spent := range []string{"203.0.113.9", "2001:db8:7:1::10"} {
+		for i := range invite.MissBurst {
+			if resp := get(fmt.Sprintf("/invite/%043d", i), spent); resp.StatusCode != http.StatusNotFound {
+				t.Fatalf("miss %d from %s = %d, want 404", i+1, spent, resp.StatusCode)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		from string
+		want int
+	}{
+		{"203.0.113.9", http.StatusTooManyRequests},
+		{"::ffff:203.0.113.9", http.StatusTooManyRequests},
+		{"203.0.113.10", http.StatusOK},
+		{"2001:db8:7:1:ffff::2", http.StatusTooManyRequests},
+		{"2001:db8:7:2::10", http.StatusOK},
+	} {
+		resp := get("/invite/"+tok, tc.from)
+		if resp.StatusCode != tc.want {
+			t.Errorf("real invite from %s = %d, want %d", tc.from, resp.StatusCode, tc.want)
+		}
+		if tc.want == http.StatusTooManyRequests && resp.Header.Get("Retry-After") != "6" {
+			t.Errorf("429 from %s: Retry-After %q, want 6", tc.from, resp.Header.Get("Retry-After"))
+		}
+	}
+	// Another address's misses are its own: a whole allowance of 404s.
+	for i := range invite.MissBurst {
+		if resp := get(fmt.Sprintf("/invite/%043d", i), "198.51.100.4"); resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("miss %d from another address = %d, want 404", i+1, resp.StatusCode)
+		}
 	}
 }

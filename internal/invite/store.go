@@ -202,28 +202,23 @@ func (s *Store) Claim(ctx context.Context, tok, userID, email string, now time.T
 	return &inv, nil
 }
 
-// whyRefused names the sentinel for a failed claim condition, from the old
-// item the failure returned or, if the backend returned none, a fresh read.
-// The read only picks the message; the write already decided. A read that
-// fails (not ErrNotFound) is returned as it is: no sentinel fits it.
+// whyRefused names the sentinel for a failed claim condition, from the
+// invite the refusal was over (dynamo.RefusedItem: the old item the
+// failure returned or, if the backend returned none, a consistent read).
+// The item only picks the message; the write already decided. A read that
+// fails, or an item that does not decode, is returned as it is: no
+// sentinel fits it.
 func (s *Store) whyRefused(ctx context.Context, tok string, condErr error, userID, email string, now time.Time) error {
-	var inv *Invite
-	var cf *types.ConditionalCheckFailedException
-	if errors.As(condErr, &cf) && len(cf.Item) > 0 {
-		var old Invite
-		if attributevalue.UnmarshalMap(cf.Item, &old) == nil {
-			inv = &old
-		}
+	item, err := dynamo.RefusedItem(ctx, s.db, s.table, key(tok), condErr)
+	if err != nil {
+		return err
 	}
-	if inv == nil {
-		got, err := s.Get(ctx, tok)
-		if errors.Is(err, ErrNotFound) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return err // the read failed: no reason to give
-		}
-		inv = got
+	if len(item) == 0 {
+		return ErrNotFound
+	}
+	var inv Invite
+	if err := attributevalue.UnmarshalMap(item, &inv); err != nil {
+		return fmt.Errorf("decode: %w", err)
 	}
 	switch inv.StateAt(now) {
 	case StateRevoked:
@@ -298,16 +293,13 @@ func (s *Store) Revoke(ctx context.Context, tok string, now time.Time) error {
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if dynamo.IsConditionFailed(err) {
-		var cf *types.ConditionalCheckFailedException
-		if errors.As(err, &cf) && len(cf.Item) > 0 {
-			return fmt.Errorf("invite: revoke: %w", ErrClaimed)
-		}
-		_, gerr := s.Get(ctx, tok)
+		// Gone, or claimed: which, the invite says.
+		item, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(tok), err)
 		switch {
-		case errors.Is(gerr, ErrNotFound):
-			return fmt.Errorf("invite: revoke: %w", ErrNotFound)
 		case gerr != nil:
 			return fmt.Errorf("invite: revoke: %w", gerr)
+		case len(item) == 0:
+			return fmt.Errorf("invite: revoke: %w", ErrNotFound)
 		}
 		return fmt.Errorf("invite: revoke: %w", ErrClaimed)
 	}

@@ -106,15 +106,20 @@ func allZero(b []byte) bool {
 // waiter that finds no flush running writes everything queued with one
 // write and one fsync; records queued while that fsync runs are covered by
 // the next one, however many there are. Offsets are logical (bytes
-// appended since open), so they stay valid across truncate.
+// appended since open), so they stay valid across truncate; base maps
+// them to the file.
 //
 // The first failed write, fsync or truncate is sticky: every later append
-// and wait returns it. After a failed fsync the kernel may have dropped
-// the unwritten pages, so nothing after it could be trusted to be on disk.
+// and wait beyond the durable end returns it. After a failed fsync the
+// kernel may have dropped the unwritten pages, so nothing after the
+// durable end could be trusted to be on disk: cut then drops it, from the
+// file too, and the persister replaces the journal once a probe finds the
+// disk writable again (persist.go).
 type journal struct {
-	path string
-	f    *os.File
-	sync func(*os.File) error
+	path  string
+	f     *os.File
+	sync  func(*os.File) error
+	write func(*os.File, []byte) (int, error)
 
 	mu       sync.Mutex
 	cond     sync.Cond
@@ -122,13 +127,18 @@ type journal struct {
 	spare    []byte // the last flushed batch's buffer, reused
 	appended int64  // logical end of the appended records
 	durable  int64  // logical end of the records written and fsynced
+	base     int64  // logical offset of the file's first byte
 	flushing bool
+	waiting  int // callers of wait waiting for a flush (tests watch it)
 	records  int // records appended since the file was last truncated
 	err      error
+	// cutDone: after a failure, the file has been cut back to the durable
+	// records and that is fsynced.
+	cutDone bool
 }
 
-func newJournal(path string, f *os.File, sync func(*os.File) error) *journal {
-	j := &journal{path: path, f: f, sync: sync}
+func newJournal(path string, f *os.File, sync func(*os.File) error, write func(*os.File, []byte) (int, error)) *journal {
+	j := &journal{path: path, f: f, sync: sync, write: write}
 	j.cond.L = &j.mu
 	return j
 }
@@ -151,8 +161,30 @@ func (j *journal) append(payload []byte) (int64, error) {
 	return j.appended, nil
 }
 
+// end returns the logical end of every record appended so far: once it is
+// durable, so is every write applied before the call.
+func (j *journal) end() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.appended
+}
+
+// durableEnd returns the logical end of the records known durable.
+func (j *journal) durableEnd() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.durable
+}
+
+// failure returns the journal's sticky error, nil while it is healthy.
+func (j *journal) failure() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
 // wait returns once every record up to the logical offset end is written
-// and fsynced, or the journal's sticky error.
+// and fsynced, or the journal's sticky error if that can no longer happen.
 func (j *journal) wait(end int64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -161,13 +193,15 @@ func (j *journal) wait(end int64) error {
 			return j.err
 		}
 		if j.flushing {
+			j.waiting++
 			j.cond.Wait()
+			j.waiting--
 			continue
 		}
 		batch, target := j.queued, j.appended
 		j.queued, j.flushing = j.spare[:0], true
 		j.mu.Unlock()
-		_, err := j.f.Write(batch)
+		_, err := j.write(j.f, batch)
 		if err == nil {
 			err = j.sync(j.f)
 		}
@@ -185,10 +219,7 @@ func (j *journal) wait(end int64) error {
 
 // drain waits until every record appended so far is durable.
 func (j *journal) drain() error {
-	j.mu.Lock()
-	end := j.appended
-	j.mu.Unlock()
-	return j.wait(end)
+	return j.wait(j.end())
 }
 
 // count returns the records appended since the last truncate.
@@ -214,18 +245,46 @@ func (j *journal) truncate() error {
 		j.err = fmt.Errorf("localenv: journal %s: truncate: %w", j.path, err)
 		return j.err
 	}
-	j.records = 0
+	j.records, j.base = 0, j.appended
 	return nil
 }
 
-// fail makes err the journal's sticky error, for a write the emulator
-// applied but that could not be journaled: memory and disk now differ.
+// fail makes err the journal's sticky error (a write that could not be
+// journaled as the journal failed under it).
 func (j *journal) fail(err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.err == nil {
 		j.err = err
 	}
+}
+
+// cut drops every record that is not durable, once the journal has
+// failed: it waits for a flush still running, moves the logical end back
+// to the durable end (so end, and with it every read, waits for nothing
+// more) and truncates the file to the durable records, fsynced, so that
+// no restart replays a write that was refused. A failed truncate is
+// returned (those records may then still be in the file) and tried again
+// by the next cut.
+func (j *journal) cut() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.flushing {
+		j.cond.Wait()
+	}
+	j.queued, j.appended = j.queued[:0], j.durable
+	if j.cutDone {
+		return nil
+	}
+	err := j.f.Truncate(j.durable - j.base)
+	if err == nil {
+		err = j.sync(j.f)
+	}
+	if err != nil {
+		return fmt.Errorf("localenv: journal %s: cut back to its durable records: %w", j.path, err)
+	}
+	j.cutDone = true
+	return nil
 }
 
 // close closes the file.

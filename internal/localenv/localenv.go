@@ -45,7 +45,13 @@ type Options struct {
 	// journal into a new snapshot, which bounds the journal's size and the
 	// time replaying it takes at start. Zero means 10,000.
 	FoldEvery int
-	Logger    *slog.Logger
+	// ProbeEvery is how soon after storage refused a write (a full disk:
+	// a failed journal write or fsync, a failed s3.bolt commit) a probe
+	// first checks whether writes fit again; each probe that fails doubles
+	// the pause, up to 15 times ProbeEvery and at most 30 s. Zero means
+	// 2 s (then 4, 8, 16, 30 s).
+	ProbeEvery time.Duration
+	Logger     *slog.Logger
 	// DynamoOptions are applied to the DynamoDB client after the local
 	// settings (tests add an SDK middleware that counts calls).
 	DynamoOptions []func(*dynamodb.Options)
@@ -60,6 +66,9 @@ type Options struct {
 	// syncFile makes a journal write durable; nil is (*os.File).Sync.
 	// Tests hold or fail it.
 	syncFile func(*os.File) error
+	// writeFile writes the journal's and the snapshot's bytes; nil is
+	// (*os.File).Write. Tests fill the disk with it.
+	writeFile func(*os.File, []byte) (int, error)
 }
 
 // Env is a running set of local backends. Close it to persist and stop.
@@ -79,16 +88,39 @@ type Env struct {
 	persist *persister
 	servers []*http.Server
 	bolt    *bolt.DB
+	s3      *stableBolt // nil without a data dir
 	log     *slog.Logger
+}
+
+// WriteHealth returns nil while local storage takes writes, and otherwise
+// why it refuses them, wrapping storage.ErrFull (the disk is full) or
+// storage.ErrFailed (it cannot be written otherwise): the DynamoDB
+// journal or s3.bolt failed a write, and every write since has been
+// refused (with the same error, as an API error the SDK does not retry)
+// until a probe (Options.ProbeEvery) finds room again. Reads are served
+// throughout. Without a data dir it is always nil. It is safe for
+// concurrent use and cheap: the server calls it before every unsafe
+// request to refuse it early, and a readiness check may report it.
+func (e *Env) WriteHealth() error {
+	var errs []error
+	if e.persist != nil {
+		errs = append(errs, e.persist.health())
+	}
+	if e.s3 != nil {
+		errs = append(errs, e.s3.health())
+	}
+	return errors.Join(errs...)
 }
 
 // Start starts the three backends, restores persisted tables from
 // opts.DataDir (snapshot, then journal), creates missing tables and the
 // bucket, and returns clients for them. From then on every DynamoDB write
-// is journaled and fsynced before it is acknowledged. A damaged snapshot,
-// or a journal damaged anywhere but in a torn final record, stops it with
-// an error naming the file (and byte offset). On error everything started
-// so far is stopped.
+// is journaled and fsynced before it is acknowledged, and a write storage
+// cannot take is refused whole (WriteHealth). A damaged snapshot, or a
+// journal damaged anywhere but in a torn final record, stops it with an
+// error naming the file (and byte offset); a full disk does not: it
+// starts with writes refused. On error everything started so far is
+// stopped.
 func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -96,8 +128,14 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.FoldEvery <= 0 {
 		opts.FoldEvery = 10_000
 	}
+	if opts.ProbeEvery <= 0 {
+		opts.ProbeEvery = 2 * time.Second
+	}
 	if opts.syncFile == nil {
 		opts.syncFile = (*os.File).Sync
+	}
+	if opts.writeFile == nil {
+		opts.writeFile = (*os.File).Write
 	}
 	e := &Env{log: opts.Logger}
 	defer func() {
@@ -125,7 +163,8 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		emulator := server.NewServer()
 		var ddbHandler http.Handler = emulator
 		if opts.DataDir != "" {
-			e.persist = newPersister(emulator, persistOptions{dir: opts.DataDir, tables: opts.Tables, foldEvery: opts.FoldEvery, sync: opts.syncFile, log: opts.Logger})
+			e.persist = newPersister(emulator, persistOptions{dir: opts.DataDir, tables: opts.Tables, foldEvery: opts.FoldEvery,
+				probeEvery: opts.ProbeEvery, sync: opts.syncFile, writeFile: opts.writeFile, log: opts.Logger})
 			ddbHandler = e.persist
 		}
 		if e.DynamoEndpoint, err = e.serve(ddbHandler); err != nil {
@@ -145,7 +184,8 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	// S3.
 	var backend gofakes3.Backend
 	if e.bolt != nil {
-		backend = newStableBolt(e.bolt)
+		e.s3 = newStableBolt(e.bolt, opts.ProbeEvery, opts.Logger)
+		backend = e.s3
 	} else {
 		backend = s3mem.New()
 	}
@@ -156,7 +196,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			return nil, fmt.Errorf("localenv: create bucket %s: %w", opts.Bucket, err)
 		}
 	}
-	if e.S3Endpoint, err = e.serve(gofakes3.New(backend).Server()); err != nil {
+	if e.S3Endpoint, err = e.serve(storageStatus(gofakes3.New(backend).Server())); err != nil {
 		return nil, err
 	}
 	e.S3 = NewS3Client(e.S3Endpoint, opts.S3Options...)
@@ -218,6 +258,9 @@ func (e *Env) stop() error {
 			first = err
 		}
 		e.OIDC = nil
+	}
+	if e.s3 != nil {
+		e.s3.close()
 	}
 	if e.bolt != nil {
 		if err := e.bolt.Close(); err != nil && first == nil {

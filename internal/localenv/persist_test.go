@@ -31,7 +31,7 @@ var testTables = dynamo.NewTables("ndiro-")
 
 // startDir starts the backends on dir with SDK retries off (a refused
 // write fails at once) and closes them when the test ends.
-func startDir(t *testing.T, dir string, mods ...func(*Options)) *Env {
+func startDir(t testing.TB, dir string, mods ...func(*Options)) *Env {
 	t.Helper()
 	opts := Options{
 		DataDir: dir, Tables: testTables, Bucket: "photos",
@@ -443,7 +443,7 @@ func TestFoldLosesNothing(t *testing.T) {
 		}
 		p := env.persist
 		p.writeMu.Lock()
-		err := saveSnapshot(p.emu, p.snapPath, p.tables)
+		err := saveSnapshot(p.emu, p.snapPath, p.tables, p.writeFile)
 		p.writeMu.Unlock()
 		if err != nil {
 			t.Fatal(err)

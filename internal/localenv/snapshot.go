@@ -30,8 +30,8 @@ type snapshotFile struct {
 }
 
 // saveSnapshot scans every table of tables through the emulator h and
-// replaces the snapshot file at path.
-func saveSnapshot(h http.Handler, path string, tables dynamo.Tables) error {
+// replaces the snapshot file at path, writing it with write.
+func saveSnapshot(h http.Handler, path string, tables dynamo.Tables, write func(*os.File, []byte) (int, error)) error {
 	snap := snapshotFile{Version: 1, Tables: map[string][]json.RawMessage{}}
 	for _, t := range tables.All() {
 		var start json.RawMessage
@@ -60,7 +60,7 @@ func saveSnapshot(h http.Handler, path string, tables dynamo.Tables) error {
 	if err != nil {
 		return fmt.Errorf("localenv: snapshot encode: %w", err)
 	}
-	return writeFileAtomic(path, data)
+	return writeFileAtomic(path, data, write)
 }
 
 // loadSnapshot restores the snapshot file at path, if there is one, into
@@ -112,13 +112,14 @@ func call(h http.Handler, op string, in, out any) error {
 // writeFileAtomic replaces path with data so that a crash at any point
 // leaves either the old file or the new one: the rename is made durable by
 // fsyncing the directory, before the journal it replaces is truncated.
-func writeFileAtomic(path string, data []byte) error {
+// The bytes go through write ((*os.File).Write outside tests).
+func writeFileAtomic(path string, data []byte, write func(*os.File, []byte) (int, error)) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("localenv: snapshot: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
+	if _, err := write(tmp, data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("localenv: snapshot write: %w", err)
 	}

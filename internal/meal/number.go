@@ -10,7 +10,7 @@ import (
 )
 
 // Number is a non-negative meal quantity (kcal or grams) with at most one
-// decimal place, held exactly as a decimal. It has two edges (CONTRIBUTING.md):
+// decimal place, held exactly as a decimal. It has two edges (CLAUDE.md):
 // in, form text parses straight into it (ParseNumber), never via float64;
 // out, it is a DynamoDB N, its String on pages, and a bare JSON number.
 // Optional fields are *Number: nil is blank, stored as an absent attribute,

@@ -19,6 +19,7 @@ type (
 		Update(ctx context.Context, m *Meal) error
 		DeleteVersion(ctx context.Context, m *Meal) error
 		DeleteVersionOnce(ctx context.Context, m *Meal) error
+		CopyComments(ctx context.Context, m *Meal, cs map[string]Comment) error
 	}
 	objects interface {
 		Put(ctx context.Context, key string, body []byte, v photo.Version) error

@@ -45,6 +45,13 @@ type Backends struct {
 	// Clock, if set, is what background work (the monitor's paced reads)
 	// waits on; nil is the wall clock, with Build's now.
 	Clock limit.Clock
+	// WriteHealth, if set, returns nil while storage takes writes and
+	// otherwise why not, wrapping storage.ErrFull or storage.ErrFailed
+	// (local mode: localenv.Env.WriteHealth; nil in AWS mode, whose
+	// backends report their own errors). While it fails, signed-in users'
+	// unsafe requests are refused early with the 507 page; a readiness
+	// check reports it.
+	WriteHealth func() error
 }
 
 // clock returns b.Clock, or the wall clock reading now.
@@ -226,6 +233,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Now:                now,
 			Log:                log,
 			BaseURL:            cfg.BaseURL,
+			IconPath:           st.URL("icon-512.png"),
 			TrustedProxyHeader: cfg.TrustedProxyHeader,
 		}),
 		Account: account.NewHandler(account.Deps{
@@ -249,7 +257,8 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Now:             now,
 			IsAdminEmail:    cfg.IsAdminEmail,
 		}),
-		HSTS: cfg.Mode == config.ModeAWS,
+		HSTS:        cfg.Mode == config.ModeAWS,
+		WriteHealth: b.WriteHealth,
 	})
 	// Recipient visits are counted in memory and written every
 	// share.OpensEvery, and at Close.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-chi/chi/v5"
+
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
 )
@@ -43,5 +45,58 @@ func TestOwnerPhotoLogging(t *testing.T) {
 	}
 	if strings.Contains(logged, "235959-abcdef") {
 		t.Error("the log holds the photo's path")
+	}
+}
+
+// TestOwnerPhotoRoute: the owner's photo route is in the route table
+// (chi.Walk lists it, with its stack of its own), answers HEAD as GET
+// without a body, refuses other methods with 405, and never sets a
+// cookie: no session is loaded or saved for it.
+func TestOwnerPhotoRoute(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	var methods []string
+	chi.Walk(app.Handler.(chi.Routes), func(method, route string, _ http.Handler, mws ...func(http.Handler) http.Handler) error {
+		if route == "/photo/{date}/{meal_id}" {
+			methods = append(methods, method)
+		}
+		return nil
+	})
+	if len(methods) != 1 || methods[0] != http.MethodGet {
+		t.Errorf("route table: /photo/{date}/{meal_id} has methods %v, want [GET]", methods)
+	}
+	c := app.Client()
+	c.SignIn("admin@example.com")
+	form := url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}}
+	if r := c.PostMultipart("/meals", form, apptest.File{Field: "photo", Name: "s.jpg", Body: apptest.Photo(t, "small.jpg")}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add meal = %d", r.StatusCode)
+	}
+	ms, err := app.Meals.All(t.Context(), localenv.Subject("admin@example.com"))
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("meals = %v, %v", ms, err)
+	}
+	get := c.Get(ms[0].ThumbURL())
+	if get.StatusCode != http.StatusOK || len(get.Body) == 0 {
+		t.Fatalf("GET photo = %d with %d bytes, want 200 with the photo", get.StatusCode, len(get.Body))
+	}
+	req, _ := http.NewRequest(http.MethodHead, app.URL+ms[0].ThumbURL(), nil)
+	head := c.Do(req)
+	if head.StatusCode != http.StatusOK || head.Body != "" || head.Header.Get("ETag") != get.Header.Get("ETag") || head.Header.Get("Content-Length") != get.Header.Get("Content-Length") {
+		t.Errorf("HEAD photo = %d, %d bytes, ETag %q, Content-Length %q; want GET's headers (%q, %q) and no body",
+			head.StatusCode, len(head.Body), head.Header.Get("ETag"), head.Header.Get("Content-Length"), get.Header.Get("ETag"), get.Header.Get("Content-Length"))
+	}
+	req, _ = http.NewRequest(http.MethodGet, app.URL+ms[0].ThumbURL(), nil)
+	req.Header.Set("If-None-Match", get.Header.Get("ETag"))
+	notModified := c.Do(req)
+	if notModified.StatusCode != http.StatusNotModified {
+		t.Errorf("GET photo with its ETag = %d, want 304", notModified.StatusCode)
+	}
+	for name, r := range map[string]*apptest.Response{"GET": get, "HEAD": head, "304": notModified} {
+		if v := r.Header.Values("Set-Cookie"); len(v) != 0 {
+			t.Errorf("%s photo set cookies %q", name, v)
+		}
+	}
+	if r := c.PostForm(ms[0].ThumbURL(), nil); r.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST photo = %d, want 405", r.StatusCode)
 	}
 }

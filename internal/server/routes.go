@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/go-chi/chi/v5"
@@ -36,70 +35,67 @@ type Deps struct {
 	Account  *account.Handler
 	// HSTS adds Strict-Transport-Security (HTTPS deployments only).
 	HSTS bool
+	// WriteHealth, if set, reports whether storage takes writes
+	// (Backends.WriteHealth); while it returns an error, unsafe requests
+	// of signed-in users are refused before their form is read.
+	WriteHealth func() error
 }
 
-// The photo routes' patterns, as the access log sees them.
+// The photo routes' patterns, as logs show them.
 const (
 	ownerPhotoRoute     = "/photo/{date}/{meal_id}"
 	recipientPhotoRoute = "/s/{token}/photo/{date}/{meal_id}"
 )
 
-// New returns the application's HTTP handler.
+// New returns the application's HTTP handler: a chi router holding
+// every route (chi.Walk lists them), in two middleware stacks.
 //
-// Middleware order, outermost first: request id → access log (route
-// pattern only) → panic recovery → security headers → cross-origin
-// protection for unsafe methods (CSRF) → session load/save → guards →
-// the form limit of the route (every POST route has one: form, or upload
-// for the meal form with its photo; a body over it is a 413, too many
-// fields a 400, before the handler runs). Static files and
-// /healthz sit before sessions; photos read the session without loading
-// it: none of them ever sets a cookie. Share recipients' routes (/s/…)
-// never touch the session at all: a recipient has no account, and a
-// signed-in owner or admin opening a link is treated exactly like anyone
-// else.
+// Every request, outermost first: HEAD answered by the GET route without
+// a body → security headers. Then the owner's photo route, which a month
+// page asks up to 90 times, runs only what a cached photo needs (profile
+// BenchmarkOwnerPhoto before adding to it): panic recovery → the
+// handler's errors logged, its successes not (web.Pages.HandleQuiet) →
+// the guard (auth.Handler.UserFromStore: RequireUser's rule, reading the
+// session straight from its store, so no session is loaded or saved and
+// no cookie set, and handing the user ID to the handler rather than
+// through a context, which would copy the request) → the handler. No
+// request ID, no access-log wrapper, no CSRF check (a GET), no gzip
+// (JPEG).
 //
-// The owner's photo route, which a month page asks up to 90 times, is
-// matched first, in front of chi, and runs the same middleware minus what
-// a GET of a photo does not need (request ID, access-log wrapper, chi's
-// routing context, CSRF, the session manager), so a cached photo costs little more than serving
-// its bytes (BenchmarkOwnerPhoto). Every other path goes to chi.
+// Every other route is mounted under it with the full stack: request id →
+// access log (route pattern only) → panic recovery → cross-origin
+// protection for unsafe methods (CSRF) → gzip → session load/save →
+// guards → the refusal of unsafe requests while storage takes no writes
+// (a full disk in local mode: 507, before the body is read) → the form
+// limit of the route (every POST route has one: form, or upload for the
+// meal form with its photo; a body over it is a 413, too many fields a
+// 400, before the handler runs). Static files and
+// /healthz sit before sessions and never set a cookie. Share recipients'
+// routes (/s/…) never touch the session at all: a recipient has no
+// account, and a signed-in owner or admin opening a link is treated
+// exactly like anyone else.
 func New(d Deps) http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.GetHead)
+	r.Use(web.SecurityHeaders(d.HSTS))
+	r.With(d.Pages.Recover).Get(ownerPhotoRoute, d.Pages.HandleQuiet(d.Auth.UserFromStore(d.Meals.Photo)))
+	r.Mount("/", pages(d))
+	return r
+}
+
+// pages is the router of every route but the owner's photos, with the
+// full middleware stack (New).
+func pages(d Deps) http.Handler {
 	form := d.Pages.Form(web.FormLimits{MaxBytes: web.MaxFormBytes, MaxFields: web.MaxFormFields})
 	upload := d.Pages.Form(web.FormLimits{MaxBytes: meal.MaxFormBytes, MaxFields: web.MaxFormFields, MaxMemory: meal.FormMemory,
 		TooLarge: fmt.Sprintf("The form was larger than %d MB. Choose a smaller photo.", meal.MaxFormBytes>>20)})
-	requestID := web.RequestID()
-	// Successful recipient photo requests are not logged (a page makes up
-	// to 90); failed ones are.
-	accessLog := web.AccessLog(d.Log, recipientPhotoRoute)
-	security := web.SecurityHeaders(d.HSTS)
-
-	// Guard: the session's user, active (auth.Handler.PhotoOwner). No
-	// request ID and no access-log wrapper: a successful photo request is
-	// not logged, and a refused or failed one is logged here, with its
-	// route and status.
-	ownerPhoto := d.Pages.Recover(security(
-		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			uid, ok := d.Auth.PhotoOwner(w, r)
-			if !ok {
-				return // answered: sign-in redirect or error page (logged if a failure)
-			}
-			// Serve writes nothing before it returns an error.
-			if err := d.Meals.Photo(w, r, uid); err != nil {
-				d.Pages.Error(w, r, err)
-				status := http.StatusInternalServerError
-				if e, ok := web.AsError(err); ok {
-					status = e.Status
-				}
-				d.Log.Info("request", "method", r.Method, "route", ownerPhotoRoute, "status", status)
-			}
-		})))
 
 	r := chi.NewRouter()
-	r.Use(requestID)
-	r.Use(middleware.GetHead) // HEAD is answered by the GET route, without a body
-	r.Use(accessLog)
+	r.Use(web.RequestID())
+	// Successful recipient photo requests are not logged (a page makes up
+	// to 90); failed ones are.
+	r.Use(web.AccessLog(d.Log, recipientPhotoRoute))
 	r.Use(d.Pages.Recover)
-	r.Use(security)
 	// Cross-site request protection (Sec-Fetch-Site, else Origin against
 	// Host) refuses with our error page and a log line naming both sides:
 	// a proxy that rewrites Host fails every form, and this is where its
@@ -130,16 +126,30 @@ func New(d Deps) http.Handler {
 	// before anything else (share.Handler.open).
 	r.Route("/s/{token}", func(r chi.Router) {
 		r.Use(share.RecipientHeaders)
-		// HEAD is routed here by name: GetHead above does not reach into
+		// HEAD is routed here by name: GetHead (New) does not reach into
 		// a mounted router. A HEAD is never counted as an open.
 		page, week, photo := d.Pages.Handle(d.Shares.Page), d.Pages.Handle(d.Shares.Week), d.Pages.Handle(d.Shares.Photo)
+		mealPage, print := d.Pages.Handle(d.Shares.Meal), d.Pages.Handle(d.Shares.Print)
 		r.Get("/", page)
 		r.Head("/", page)
 		r.Get("/week", week)
 		r.Head("/week", week)
+		r.Get("/print", print)
+		r.Head("/print", print)
 		r.Get("/photo/{date}/{meal_id}", photo)
 		r.Head("/photo/{date}/{meal_id}", photo)
+		r.Get("/meals/{date}/{meal_id}", mealPage)
+		r.Head("/meals/{date}/{meal_id}", mealPage)
+		// The recipient's only writes, for links that take comments;
+		// cross-origin protection applies as to every POST.
+		// Refused like the owners' writes while storage takes none.
+		writes := refuseWrites(d.Pages, d.WriteHealth)
+		r.With(writes, form).Post("/meals/{date}/{meal_id}/comments", d.Pages.Handle(d.Shares.Comment))
+		r.With(writes, form).Post("/weeks/{start}/reviewed", d.Pages.Handle(d.Shares.Reviewed))
 	})
+	// What a shared diary link is: where a recipient's brand link and
+	// refusals lead, instead of the owners' sign-in. No token, no session.
+	r.Get(share.AboutPath, d.Pages.Handle(d.Shares.About))
 
 	r.Group(func(r chi.Router) {
 		r.Use(d.Sessions.LoadAndSave)
@@ -158,6 +168,7 @@ func New(d Deps) http.Handler {
 		// write gate, so a deletion waits for it (or refuses it).
 		r.Group(func(r chi.Router) {
 			r.Use(d.Auth.RequireUser)
+			r.Use(refuseWrites(d.Pages, d.WriteHealth))
 			r.Use(d.Auth.HoldWrites)
 			r.Get("/meals", d.Pages.Handle(d.Meals.List))
 			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))
@@ -169,10 +180,12 @@ func New(d Deps) http.Handler {
 			r.With(upload).Post("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Update))
 			r.With(form).Post("/meals/{date}/{meal_id}/delete", d.Pages.Handle(d.Meals.Delete))
 			r.With(form).Post("/meals/{date}/{meal_id}/move", d.Pages.Handle(d.Meals.Move))
+			r.With(form).Post("/meals/{date}/{meal_id}/comments/{comment_id}/delete", d.Pages.Handle(d.Meals.DeleteComment))
 			r.Get("/shares", d.Pages.Handle(d.Shares.List))
 			r.With(form).Post("/shares", d.Pages.Handle(d.Shares.Create))
 			r.With(form).Post("/shares/{token}/revoke", d.Pages.Handle(d.Shares.Revoke))
 			r.Get("/shares/{token}/qr.svg", d.Pages.Handle(d.Shares.QR))
+			r.Get("/shares/{token}/comments", d.Pages.Handle(d.Shares.LinkComments))
 			r.Get("/account", d.Pages.Handle(d.Account.Page))
 			r.With(form).Post("/account/timezone", d.Pages.Handle(d.Account.TimeZone))
 			r.With(form).Post("/account/name", d.Pages.Handle(d.Account.Name))
@@ -210,24 +223,5 @@ func New(d Deps) http.Handler {
 	r.MethodNotAllowed(d.Pages.Handle(func(w http.ResponseWriter, r *http.Request) error {
 		return &web.Error{Status: http.StatusMethodNotAllowed, Msg: "This page does not accept that kind of request."}
 	}))
-	return front{Mux: r, ownerPhoto: ownerPhoto}
-}
-
-// front is the app's handler: the owner's photo route ahead of chi, every
-// other path through the router. The router stays reachable as
-// chi.Routes, so tests can list every route (chi.Walk).
-type front struct {
-	*chi.Mux
-	ownerPhoto http.Handler
-}
-
-func (f front) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	// GET /photo/{date}/{meal_id} (HEAD too, answered without a body).
-	if rest, ok := strings.CutPrefix(req.URL.Path, "/photo/"); ok && strings.Count(rest, "/") == 1 &&
-		(req.Method == http.MethodGet || req.Method == http.MethodHead) {
-		req.Pattern = "GET " + ownerPhotoRoute // as a ServeMux records its match
-		f.ownerPhoto.ServeHTTP(w, req)
-		return
-	}
-	f.Mux.ServeHTTP(w, req)
+	return r
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"ndiro/internal/storage"
 )
 
 // OpensEvery is how often Store.RunOpens writes the opens counted in
@@ -20,7 +22,10 @@ const OpensEvery = 2 * time.Second
 
 // OpensTries is how many flushes try to write one batch of opens before
 // it is dropped (logged by RunOpens's onErr): a write that keeps failing
-// must not keep its counts, and a log line, growing forever.
+// must not keep its counts, and a log line, growing forever. A write
+// storage refused (a full disk, storage.Refused) is not a try: the batch
+// waits, as it was, until writes are taken again (memory stays bounded:
+// one batch out and one pending per share).
 const OpensTries = 30
 
 // opens are recipient visits counted in memory and not yet written. A
@@ -71,8 +76,8 @@ func (s *Store) CountOpen(tok string, at time.Time) {
 // FlushOpens writes the opens counted so far, one RecordOpen per share. A
 // share gone meanwhile (revoked, its account deleted) loses its count. A
 // failed write keeps its batch, to be sent again as it was by the next
-// flush, up to OpensTries times; the errors are returned joined, with the
-// batches given up.
+// flush, up to OpensTries times (a write storage refused as often as it
+// takes); the errors are returned joined, with the batches given up.
 func (s *Store) FlushOpens(ctx context.Context) error {
 	o := &s.opens
 	o.flushMu.Lock()
@@ -108,7 +113,9 @@ func (s *Store) FlushOpens(ctx context.Context) error {
 		case err == nil, errors.Is(err, ErrNotFound):
 			delete(o.out, tok)
 		default:
-			b.tries++
+			if storage.Refused(err) == nil {
+				b.tries++
+			}
 			if b.tries >= OpensTries {
 				delete(o.out, tok)
 				err = fmt.Errorf("%d opens given up after %d tries: %w", b.n, b.tries, err)
@@ -156,14 +163,23 @@ func (sh *Share) addOpens(b *openBatch) {
 
 // RunOpens flushes the counted opens every OpensEvery until ctx ends, then
 // once more (with a fresh context of up to 5 s), and returns. Failures are
-// reported to onErr; their batches are tried again at the next tick.
+// reported to onErr, storage refusing writes once until a flush succeeds
+// again; their batches are tried again at the next tick.
 func (s *Store) RunOpens(ctx context.Context, onErr func(error)) {
 	t := time.NewTicker(OpensEvery)
 	defer t.Stop()
+	refused := false // storage refusing writes, reported already
 	for {
 		select {
 		case <-t.C:
-			if err := s.FlushOpens(ctx); err != nil && ctx.Err() == nil {
+			err := s.FlushOpens(ctx)
+			switch {
+			case err == nil:
+				refused = false
+			case ctx.Err() != nil:
+			case storage.Refused(err) != nil && refused:
+			default:
+				refused = storage.Refused(err) != nil
 				onErr(err)
 			}
 		case <-ctx.Done():

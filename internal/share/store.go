@@ -2,9 +2,9 @@ package share
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,7 +19,7 @@ import (
 
 // Store reads and writes the shares table. The hot path, a recipient's
 // visit, is one GetItem by token; the owner's and the admin's lists are
-// paged Scans (a handful of shares per owner; CONTRIBUTING.md says why no GSI).
+// paged Scans (a handful of shares per owner; CLAUDE.md says why no GSI).
 // Error strings never hold a token: they end up in logs.
 //
 // Every shares write of the process goes through it, so Get reads through
@@ -57,15 +57,21 @@ func NewStore(db *dynamodb.Client, table string, now func() time.Time) *Store {
 func (s *Store) Create(ctx context.Context, sh Share) (*Share, error) {
 	sh.Token = token.New()
 	sh.Opens, sh.FirstOpenedAt, sh.LastOpenedAt, sh.OpenBatch = 0, nil, nil, ""
+	sh.NewComments, sh.CommentsSeenAt, sh.Reviewed = 0, nil, nil
 	item, err := attributevalue.MarshalMap(sh)
 	if err != nil {
 		return nil, fmt.Errorf("share: create: encode: %w", err)
 	}
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("share_token"))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("share: create: %w", err)
+	}
 	err = s.cache.Write(sh.Token, func() error {
 		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:           aws.String(s.table),
-			Item:                item,
-			ConditionExpression: aws.String("attribute_not_exists(share_token)"),
+			TableName:                aws.String(s.table),
+			Item:                     item,
+			ConditionExpression:      cond.Condition(),
+			ExpressionAttributeNames: cond.Names(),
 		})
 		return err
 	})
@@ -84,30 +90,13 @@ func (s *Store) Get(ctx context.Context, tok string) (*Share, error) {
 	if !token.Valid(tok) {
 		return nil, fmt.Errorf("share: get: %w", ErrNotFound)
 	}
-	if sh, found, ok := s.cache.Get(tok); ok {
-		if !found {
-			return nil, fmt.Errorf("share: get: %w", ErrNotFound)
-		}
-		return &sh, nil
-	}
-	gen := s.cache.Begin()
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key(tok),
-		ConsistentRead: aws.Bool(true),
-	})
+	sh, found, err := s.cache.Read(ctx, s.db, s.table, "share_token", tok)
 	if err != nil {
 		return nil, fmt.Errorf("share: get: %w", err)
 	}
-	if len(out.Item) == 0 {
-		s.cache.Put(tok, gen, Share{}, false)
+	if !found {
 		return nil, fmt.Errorf("share: get: %w", ErrNotFound)
 	}
-	var sh Share
-	if err := attributevalue.UnmarshalMap(out.Item, &sh); err != nil {
-		return nil, fmt.Errorf("share: get: decode: %w", err)
-	}
-	s.cache.Put(tok, gen, sh, true)
 	return &sh, nil
 }
 
@@ -118,12 +107,7 @@ func (s *Store) Revoke(ctx context.Context, tok, ownerID string) error {
 	if !token.Valid(tok) || ownerID == "" {
 		return fmt.Errorf("share: revoke: %w", ErrNotFound)
 	}
-	err := s.deleteItem(ctx, tok, &dynamodb.DeleteItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(tok),
-		ConditionExpression:       aws.String("owner_id = :o"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":o": &types.AttributeValueMemberS{Value: ownerID}},
-	})
+	err := s.deleteIf(ctx, tok, expression.Name("owner_id").Equal(expression.Value(ownerID)))
 	if dynamo.IsConditionFailed(err) {
 		return fmt.Errorf("share: revoke: %w", ErrNotFound)
 	}
@@ -139,11 +123,7 @@ func (s *Store) RevokeAny(ctx context.Context, tok string) error {
 	if !token.Valid(tok) {
 		return fmt.Errorf("share: revoke: %w", ErrNotFound)
 	}
-	err := s.deleteItem(ctx, tok, &dynamodb.DeleteItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 key(tok),
-		ConditionExpression: aws.String("attribute_exists(share_token)"),
-	})
+	err := s.deleteIf(ctx, tok, expression.AttributeExists(expression.Name("share_token")))
 	if dynamo.IsConditionFailed(err) {
 		return fmt.Errorf("share: revoke: %w", ErrNotFound)
 	}
@@ -166,17 +146,27 @@ func (s *Store) RecordOpen(ctx context.Context, tok, id string, n int64, first, 
 	if !token.Valid(tok) {
 		return fmt.Errorf("share: record open: %w", ErrNotFound)
 	}
-	err := s.updateItem(ctx, tok, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 key(tok),
-		UpdateExpression:    aws.String("ADD open_count :n SET first_opened_at = if_not_exists(first_opened_at, :first), last_opened_at = :last, open_batch = :id"),
-		ConditionExpression: aws.String("attribute_exists(share_token) AND (attribute_not_exists(open_batch) OR open_batch <> :id)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":n":     &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)},
-			":first": &types.AttributeValueMemberS{Value: first.UTC().Format(time.RFC3339Nano)},
-			":last":  &types.AttributeValueMemberS{Value: last.UTC().Format(time.RFC3339Nano)},
-			":id":    &types.AttributeValueMemberS{Value: id},
-		},
+	name := expression.Name
+	batch := name("open_batch")
+	firstAt := name("first_opened_at")
+	expr, err := expression.NewBuilder().
+		WithCondition(expression.AttributeExists(name("share_token")).
+			And(expression.AttributeNotExists(batch).Or(batch.NotEqual(expression.Value(id))))).
+		WithUpdate(expression.Add(name("open_count"), expression.Value(n)).
+			Set(firstAt, expression.IfNotExists(firstAt, expression.Value(first.UTC().Format(time.RFC3339Nano)))).
+			Set(name("last_opened_at"), expression.Value(last.UTC().Format(time.RFC3339Nano))).
+			Set(batch, expression.Value(id))).
+		Build()
+	if err != nil {
+		return fmt.Errorf("share: record open: %w", err)
+	}
+	err = s.updateItem(ctx, tok, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 key(tok),
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if dynamo.IsConditionFailed(err) {
@@ -194,6 +184,138 @@ func (s *Store) RecordOpen(ctx context.Context, tok, id string, n int64, first, 
 		return fmt.Errorf("share: record open: %w", err)
 	}
 	return nil
+}
+
+// ErrClosed is returned by the recipient's writes (CountComment,
+// MarkReviewed) for a share that is gone, expired or does not take
+// comments: the write's own condition, so a revoke or an expiry stops
+// writes from the very moment it happens.
+var ErrClosed = errors.New("share closed to comments")
+
+// openForComments is the condition of every recipient write on the share
+// item: it exists, takes comments and has not expired at now.
+func openForComments(now time.Time) expression.ConditionBuilder {
+	exp := expression.Name("expires_at")
+	return expression.AttributeExists(expression.Name("share_token")).
+		And(expression.Name("allow_comments").Equal(expression.Value(true))).
+		And(expression.AttributeNotExists(exp).Or(exp.GreaterThan(expression.Value(now.Unix()))))
+}
+
+// CountComment counts one new comment written through the share tok at
+// now (ADD new_comments 1, one UpdateItem), conditional on the share being
+// open for comments (ErrClosed otherwise). The comment handler calls it
+// before writing the comment: it is the write's authorization.
+func (s *Store) CountComment(ctx context.Context, tok string, now time.Time) error {
+	return s.recipientUpdate(ctx, "count comment", tok, now,
+		expression.Add(expression.Name("new_comments"), expression.Value(1)))
+}
+
+// UncountComment takes back a CountComment whose comment was not written
+// (the meal gone or full). The share gone meanwhile is no error.
+func (s *Store) UncountComment(ctx context.Context, tok string) error {
+	if !token.Valid(tok) {
+		return nil
+	}
+	expr, err := expression.NewBuilder().
+		WithUpdate(expression.Add(expression.Name("new_comments"), expression.Value(-1))).
+		WithCondition(expression.AttributeExists(expression.Name("share_token")).And(expression.Name("new_comments").GreaterThan(expression.Value(0)))).
+		Build()
+	if err != nil {
+		return fmt.Errorf("share: uncount comment: %w", err)
+	}
+	err = s.updateItem(ctx, tok, updateInput(s.table, tok, expr))
+	if err != nil && !dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("share: uncount comment: %w", err)
+	}
+	return nil
+}
+
+// MarkReviewed adds the week starting on day week ("YYYY-MM-DD", a week
+// of the share's range) to the weeks its recipient marked reviewed, or
+// takes it out again (on false), with one UpdateItem (ADD or DELETE on
+// the reviewed_weeks string set), conditional on the share being open for
+// comments (ErrClosed otherwise).
+func (s *Store) MarkReviewed(ctx context.Context, tok, week string, on bool, now time.Time) error {
+	set := expression.Value(&types.AttributeValueMemberSS{Value: []string{week}})
+	upd := expression.Add(expression.Name("reviewed_weeks"), set)
+	if !on {
+		upd = expression.Delete(expression.Name("reviewed_weeks"), set)
+	}
+	return s.recipientUpdate(ctx, "mark reviewed", tok, now, upd)
+}
+
+// recipientUpdate runs upd on the share tok, conditional on it being open
+// for comments at now.
+func (s *Store) recipientUpdate(ctx context.Context, what, tok string, now time.Time, upd expression.UpdateBuilder) error {
+	if !token.Valid(tok) {
+		return fmt.Errorf("share: %s: %w", what, ErrClosed)
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(openForComments(now)).Build()
+	if err != nil {
+		return fmt.Errorf("share: %s: %w", what, err)
+	}
+	err = s.updateItem(ctx, tok, updateInput(s.table, tok, expr))
+	if dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("share: %s: %w", what, ErrClosed)
+	}
+	if err != nil {
+		return fmt.Errorf("share: %s: %w", what, err)
+	}
+	return nil
+}
+
+// SeenComments records that ownerID was shown the comments of their share
+// tok at now, n of them new: new_comments goes down by n (not to 0, so a
+// comment written while the page was being made stays new) and
+// comments_seen_at becomes now, with one UpdateItem conditional on the
+// share being ownerID's and holding at least n new ones. It returns
+// ErrNotFound for a share that is gone or someone else's; fewer than n
+// new ones (another tab counted them seen) is no error.
+func (s *Store) SeenComments(ctx context.Context, tok, ownerID string, n int64, now time.Time) error {
+	if !token.Valid(tok) {
+		return fmt.Errorf("share: seen comments: %w", ErrNotFound)
+	}
+	owner := expression.Name("owner_id").Equal(expression.Value(ownerID))
+	cond := owner
+	upd := expression.Set(expression.Name("comments_seen_at"), expression.Value(now.UTC().Format(time.RFC3339Nano)))
+	if n > 0 {
+		cond = cond.And(expression.Name("new_comments").GreaterThanEqual(expression.Value(n)))
+		upd = upd.Add(expression.Name("new_comments"), expression.Value(-n))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return fmt.Errorf("share: seen comments: %w", err)
+	}
+	in := updateInput(s.table, tok, expr)
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	err = s.updateItem(ctx, tok, in)
+	if dynamo.IsConditionFailed(err) {
+		item, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(tok), err)
+		if gerr != nil {
+			return fmt.Errorf("share: seen comments: %w", gerr)
+		}
+		var sh Share
+		if len(item) == 0 || attributevalue.UnmarshalMap(item, &sh) != nil || sh.OwnerID != ownerID {
+			return fmt.Errorf("share: seen comments: %w", ErrNotFound)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("share: seen comments: %w", err)
+	}
+	return nil
+}
+
+// updateInput is the UpdateItem of expr on the share tok.
+func updateInput(table, tok string, expr expression.Expression) *dynamodb.UpdateItemInput {
+	return &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(table),
+		Key:                       key(tok),
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}
 }
 
 // ListByOwner returns ownerID's shares, newest first, by a paged Scan
@@ -253,14 +375,16 @@ func (s *Store) DeleteByOwner(ctx context.Context, ownerID string) (int, error) 
 // for the account deletion, which must see a share created just before the
 // account was marked.
 func (s *Store) scan(ctx context.Context, ownerID string, consistent bool) ([]Share, error) {
-	in := &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(consistent)}
-	if s.pageLimit > 0 {
-		in.Limit = aws.Int32(s.pageLimit)
-	}
+	var filter *expression.ConditionBuilder
 	if ownerID != "" {
-		in.FilterExpression = aws.String("owner_id = :o")
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{":o": &types.AttributeValueMemberS{Value: ownerID}}
+		owner := expression.Name("owner_id").Equal(expression.Value(ownerID))
+		filter = &owner
 	}
+	in, err := s.scanInput(filter)
+	if err != nil {
+		return nil, err
+	}
+	in.ConsistentRead = aws.Bool(consistent)
 	all, err := dynamo.ScanAll[Share](ctx, s.db, in)
 	if err != nil {
 		return nil, err
@@ -278,21 +402,27 @@ func (s *Store) scan(ctx context.Context, ownerID string, consistent bool) ([]Sh
 // past their expiry (Expired; TTL deletes them days late), with paced
 // Select COUNT Scans, for the admin monitor.
 func (s *Store) Count(ctx context.Context, pace dynamo.Pace, now time.Time) (active, expired int, err error) {
-	total, err := dynamo.CountPaced(ctx, s.db, s.countInput(nil), pace)
-	if err != nil {
-		return 0, 0, fmt.Errorf("share: count: %w", err)
-	}
 	exp := expression.Name("expires_at")
 	cond := expression.AttributeExists(exp).And(exp.LessThanEqual(expression.Value(now.Unix())))
-	expired, err = dynamo.CountPaced(ctx, s.db, s.countInput(&cond), pace)
-	if err != nil {
-		return 0, 0, fmt.Errorf("share: count: %w", err)
+	var total int
+	for _, c := range []struct {
+		filter *expression.ConditionBuilder
+		n      *int
+	}{{nil, &total}, {&cond, &expired}} {
+		in, err := s.scanInput(c.filter)
+		if err == nil {
+			*c.n, err = dynamo.CountPaced(ctx, s.db, in, pace)
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("share: count: %w", err)
+		}
 	}
 	return total - expired, expired, nil
 }
 
-// countInput is a Scan of the table with filter, if any.
-func (s *Store) countInput(filter *expression.ConditionBuilder) *dynamodb.ScanInput {
+// scanInput is a Scan of the table with filter, if any, in pages of
+// pageLimit items if that is set.
+func (s *Store) scanInput(filter *expression.ConditionBuilder) (*dynamodb.ScanInput, error) {
 	in := &dynamodb.ScanInput{TableName: aws.String(s.table)}
 	if s.pageLimit > 0 {
 		in.Limit = aws.Int32(s.pageLimit)
@@ -300,18 +430,28 @@ func (s *Store) countInput(filter *expression.ConditionBuilder) *dynamodb.ScanIn
 	if filter != nil {
 		expr, err := expression.NewBuilder().WithFilter(*filter).Build()
 		if err != nil {
-			panic(err) // built from constants and a number: cannot fail
+			return nil, err
 		}
 		in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues = expr.Filter(), expr.Names(), expr.Values()
 	}
-	return in
+	return in, nil
 }
 
-// deleteItem runs one DeleteItem of the share tok inside the cache's
-// Write, so its entry is invalidated whatever the outcome.
-func (s *Store) deleteItem(ctx context.Context, tok string, in *dynamodb.DeleteItemInput) error {
+// deleteIf runs one DeleteItem of the share tok on condition cond inside
+// the cache's Write, so its entry is invalidated whatever the outcome.
+func (s *Store) deleteIf(ctx context.Context, tok string, cond expression.ConditionBuilder) error {
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return err
+	}
 	return s.cache.Write(tok, func() error {
-		_, err := s.db.DeleteItem(ctx, in)
+		_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName:                 aws.String(s.table),
+			Key:                       key(tok),
+			ConditionExpression:       expr.Condition(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+		})
 		return err
 	})
 }

@@ -305,3 +305,77 @@ func TestListsAndDeleteByOwner(t *testing.T) {
 		t.Errorf("DeleteByOwner(me) again = %d, %v; want 0, nil", n, err)
 	}
 }
+
+// TestRevokeStopsTheNextGet: with the share cached (Get reads no table),
+// a revoke decides the very next Get, and a refused revoke (another
+// owner's) drops the cached item too, so an edit made around the store
+// shows at once.
+func TestRevokeStopsTheNextGet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	calls := &apptest.Calls{}
+	env, tables := apptest.Local(t, calls.Option())
+	s := share.NewStore(env.DynamoDB, tables.Shares.Name, time.Now)
+	sh := create(t, s, share.Share{Label: "x"})
+	s.Get(ctx, sh.Token)
+	calls.Reset()
+	if _, err := s.Get(ctx, sh.Token); err != nil || calls.Counts()["GetItem"] != 0 {
+		t.Fatalf("warm Get = %v with %d GetItems, want the cached share", err, calls.Counts()["GetItem"])
+	}
+	_, err := env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(tables.Shares.Name),
+		Key:                       map[string]types.AttributeValue{"share_token": &types.AttributeValueMemberS{Value: sh.Token}},
+		UpdateExpression:          aws.String("SET label = :l"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":l": &types.AttributeValueMemberS{Value: "edited"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Revoke(ctx, sh.Token, "someone-else"); !errors.Is(err, share.ErrNotFound) {
+		t.Fatalf("Revoke by another owner = %v, want ErrNotFound", err)
+	}
+	if got, err := s.Get(ctx, sh.Token); err != nil || got.Label != "edited" {
+		t.Errorf("Get after a refused revoke = %+v, %v, want the item read again (label edited)", got, err)
+	}
+	if err := s.Revoke(ctx, sh.Token, sh.OwnerID); err != nil {
+		t.Fatal(err)
+	}
+	calls.Reset()
+	if _, err := s.Get(ctx, sh.Token); !errors.Is(err, share.ErrNotFound) || calls.Counts()["GetItem"] != 1 {
+		t.Errorf("Get right after the revoke = %v with %d GetItems, want ErrNotFound read from the table", err, calls.Counts()["GetItem"])
+	}
+	for _, tok := range []string{"", "../x"} {
+		if err := s.Revoke(ctx, tok, sh.OwnerID); !errors.Is(err, share.ErrNotFound) {
+			t.Errorf("Revoke(%q) = %v, want ErrNotFound", tok, err)
+		}
+		if err := s.RevokeAny(ctx, tok); !errors.Is(err, share.ErrNotFound) {
+			t.Errorf("RevokeAny(%q) = %v, want ErrNotFound", tok, err)
+		}
+	}
+	if err := s.Revoke(ctx, token.New(), ""); !errors.Is(err, share.ErrNotFound) {
+		t.Errorf("Revoke with no owner = %v, want ErrNotFound", err)
+	}
+}
+
+func TestCount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _, _ := newStore(t)
+	s.SetPageLimit(2)
+	now := t0.Add(48 * time.Hour)
+	for _, exp := range []int64{0, 0, now.Add(-time.Hour).Unix(), now.Unix(), now.Add(time.Second).Unix()} {
+		create(t, s, share.Share{Label: "x", ExpiresAt: exp})
+	}
+	pages := 0
+	active, expired, err := s.Count(ctx, func(context.Context, int) error { pages++; return nil }, now)
+	if err != nil || active != 3 || expired != 2 {
+		t.Errorf("Count = %d active, %d expired, %v; want 3 and 2 (expiry at now counts as expired)", active, expired, err)
+	}
+	if pages < 6 {
+		t.Errorf("Count paced %d pages, want every page of two scans in pages of 2 (at least 6)", pages)
+	}
+	stop := errors.New("stop")
+	if _, _, err := s.Count(ctx, func(context.Context, int) error { return stop }, now); !errors.Is(err, stop) {
+		t.Errorf("Count with the pacer refusing = %v, want its error", err)
+	}
+}

@@ -72,8 +72,10 @@ type User struct {
 	ID    string `dynamodbav:"user_id"`
 	Email string `dynamodbav:"email"`
 	Role  Role   `dynamodbav:"role"`
-	// Status is "" for rows written before statuses existed; read as active.
-	Status Status `dynamodbav:"status"`
+	// Status is "" for rows written before statuses existed; read as
+	// active. "" is stored as no attribute, which is what the conditions
+	// of SetDisabled look for.
+	Status Status `dynamodbav:"status,omitempty"`
 	// TimeZone is an IANA name such as "Europe/Berlin"; "" means UTC.
 	TimeZone string `dynamodbav:"tz,omitempty"`
 	// Name is the display name share recipients see ("Ana Lima"); "" shows
@@ -162,30 +164,13 @@ func NewStore(db *dynamodb.Client, table string, now func() time.Time) *Store {
 // the guard must see a deletion at once), whose result the cache keeps
 // unless a write of this Store overlapped it.
 func (s *Store) Get(ctx context.Context, id string) (*User, error) {
-	if u, found, ok := s.cache.Get(id); ok {
-		if !found {
-			return nil, fmt.Errorf("user: get: %w", ErrNotFound)
-		}
-		return &u, nil
-	}
-	gen := s.cache.Begin()
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key(id),
-		ConsistentRead: aws.Bool(true),
-	})
+	u, found, err := s.cache.Read(ctx, s.db, s.table, "user_id", id)
 	if err != nil {
 		return nil, fmt.Errorf("user: get: %w", err)
 	}
-	if len(out.Item) == 0 {
-		s.cache.Put(id, gen, User{}, false)
+	if !found {
 		return nil, fmt.Errorf("user: get: %w", ErrNotFound)
 	}
-	var u User
-	if err := attributevalue.UnmarshalMap(out.Item, &u); err != nil {
-		return nil, fmt.Errorf("user: get: decode: %w", err)
-	}
-	s.cache.Put(id, gen, u, true)
 	return &u, nil
 }
 
@@ -193,15 +178,12 @@ func (s *Store) Get(ctx context.Context, id string) (*User, error) {
 // reads it, without handing out a copy of the row: the photo guard's
 // check. A missing row is ErrNotFound.
 func (s *Store) Active(ctx context.Context, id string) (bool, error) {
-	if u, found, ok := s.cache.Get(id); ok {
-		if !found {
-			return false, fmt.Errorf("user: get: %w", ErrNotFound)
-		}
-		return u.Active(), nil
-	}
-	u, err := s.Get(ctx, id)
+	u, found, err := s.cache.Read(ctx, s.db, s.table, "user_id", id)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("user: get: %w", err)
+	}
+	if !found {
+		return false, fmt.Errorf("user: get: %w", ErrNotFound)
 	}
 	return u.Active(), nil
 }
@@ -221,7 +203,8 @@ func (s *Store) Create(ctx context.Context, u *User) error {
 	if err != nil {
 		return fmt.Errorf("user: create: %w", err)
 	}
-	err = s.cache.Write(u.ID, func() error {
+	// Kept as written: the sign-in's next request needs no read.
+	err = s.cache.WriteThrough(u.ID, *u, func() error {
 		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                aws.String(s.table),
 			Item:                     item,
@@ -236,8 +219,6 @@ func (s *Store) Create(ctx context.Context, u *User) error {
 	if err != nil {
 		return fmt.Errorf("user: create: %w", err)
 	}
-	// The row is exactly u now: the sign-in's next request needs no read.
-	s.cache.Put(u.ID, s.cache.Begin(), *u, true)
 	return nil
 }
 
@@ -370,31 +351,15 @@ func (s *Store) SetName(ctx context.Context, id, name string) error {
 // (ErrNameChosen otherwise, even if they chose it a moment ago) and the
 // row exists (ErrNotFound).
 func (s *Store) SetProviderName(ctx context.Context, id, name string) error {
-	_, err := s.updateItem(ctx, id, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(s.table),
-		Key:                      key(id),
-		UpdateExpression:         aws.String("SET #name = :n"),
-		ConditionExpression:      aws.String("attribute_exists(user_id) AND (attribute_not_exists(name_set) OR name_set = :f)"),
-		ExpressionAttributeNames: map[string]string{"#name": "name"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":n": &types.AttributeValueMemberS{Value: name},
-			":f": &types.AttributeValueMemberBOOL{Value: false},
-		},
-	})
-	if dynamo.IsConditionFailed(err) {
-		_, gerr := s.Get(ctx, id)
-		switch {
-		case errors.Is(gerr, ErrNotFound):
-			return fmt.Errorf("user: set provider name: %w", ErrNotFound)
-		case gerr != nil:
-			return fmt.Errorf("user: set provider name: %w", gerr)
-		}
+	n := expression.Name
+	nameSet := n("name_set")
+	err := s.update(ctx, "set provider name", id,
+		expression.AttributeExists(n("user_id")).And(expression.AttributeNotExists(nameSet).Or(nameSet.Equal(expression.Value(false)))),
+		expression.Set(n("name"), expression.Value(name)))
+	if errors.Is(err, ErrState) {
 		return fmt.Errorf("user: set provider name: %w", ErrNameChosen)
 	}
-	if err != nil {
-		return fmt.Errorf("user: set provider name: %w", err)
-	}
-	return nil
+	return err
 }
 
 // MaxNameLen is the longest display name, in characters (runes).
@@ -444,9 +409,10 @@ func (s *Store) SetDisabled(ctx context.Context, id string, disabled bool) error
 	return s.update(ctx, "set disabled", id, expression.AttributeExists(name("user_id")).And(from), expression.Set(status, expression.Value(to)))
 }
 
-// update runs one conditional UpdateItem on the row id; a failed
-// condition is ErrNotFound if the row is gone, ErrState otherwise (or the
-// error of the read that tells them apart, if it fails).
+// update runs one conditional UpdateItem on the row id. A refused
+// condition is ErrNotFound if the row is gone and ErrState if it is
+// there (dynamo.RefusedItem tells them apart: the row the refusal
+// carries, or a consistent read whose own error is returned if it fails).
 func (s *Store) update(ctx context.Context, what, id string, cond expression.ConditionBuilder, upd expression.UpdateBuilder) error {
 	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
 	if err != nil {
@@ -462,18 +428,14 @@ func (s *Store) update(ctx context.Context, what, id string, cond expression.Con
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if dynamo.IsConditionFailed(err) {
-		var cf *types.ConditionalCheckFailedException
-		if errors.As(err, &cf) && len(cf.Item) > 0 {
-			return fmt.Errorf("user: %s: %w", what, ErrState)
-		}
-		_, gerr := s.Get(ctx, id)
+		item, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(id), err)
 		switch {
-		case gerr == nil:
-			return fmt.Errorf("user: %s: %w", what, ErrState)
-		case errors.Is(gerr, ErrNotFound):
+		case gerr != nil:
+			return fmt.Errorf("user: %s: %w", what, gerr)
+		case len(item) == 0:
 			return fmt.Errorf("user: %s: %w", what, ErrNotFound)
 		}
-		return fmt.Errorf("user: %s: %w", what, gerr)
+		return fmt.Errorf("user: %s: %w", what, ErrState)
 	}
 	if err != nil {
 		return fmt.Errorf("user: %s: %w", what, err)

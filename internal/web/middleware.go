@@ -18,25 +18,24 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 )
 
-// RoutePattern returns the route pattern that matched r, chi's or the
-// front ServeMux's without its method, such as "/invite/{token}", or ""
-// before routing. Logs use it instead of the raw
-// path because share and invite tokens live in URLs.
+// RoutePattern returns the chi route pattern that matched r, such as
+// "/invite/{token}" ("/*" for a path no page route matched), or "" before
+// routing. Logs use it instead of the raw path because share and invite
+// tokens live in URLs.
 func RoutePattern(r *http.Request) string {
 	if rc := chi.RouteContext(r.Context()); rc != nil {
 		return rc.RoutePattern()
-	}
-	// A route of the standard ServeMux in front of chi: "GET /photo/…".
-	if i := strings.IndexByte(r.Pattern, '/'); i >= 0 {
-		return r.Pattern[i:]
 	}
 	return ""
 }
 
 // RequestID gives each request an ID, "prefix-n" with a random prefix per
 // process and a counter, kept where chi's middleware.GetReqID finds it
-// (logs and error pages quote it). It is chi's RequestID without the
-// formatting cost and without trusting a client's X-Request-Id.
+// (logs and error pages quote it). chi's middleware.RequestID is not used
+// because it takes the ID from the client's X-Request-Id header when
+// there is one, so any client could write what it likes (a token, an
+// email) into every log line of its request and onto its error page, and
+// the IDs it makes name the host, which error pages would then show.
 func RequestID() func(http.Handler) http.Handler {
 	var b [4]byte
 	rand.Read(b[:])
@@ -67,16 +66,16 @@ func AccessLog(log *slog.Logger, quiet ...string) func(http.Handler) http.Handle
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ww := &statusWriter{ResponseWriter: w}
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			start := time.Now()
 			line := func(msg string) {
+				status := ww.Status()
+				if status == 0 && r.Context().Err() != nil {
+					status = StatusClientGone
+				}
 				route := RoutePattern(r)
 				if route == "" {
 					route = "unmatched"
-				}
-				status := ww.status
-				if status == 0 && r.Context().Err() != nil {
-					status = 499 // client closed the request (nginx's convention)
 				}
 				if quietRoutes[route] && status < 400 && msg == "request" {
 					return
@@ -85,7 +84,7 @@ func AccessLog(log *slog.Logger, quiet ...string) func(http.Handler) http.Handle
 					"method", r.Method,
 					"route", route,
 					"status", status,
-					"bytes", ww.bytes,
+					"bytes", ww.BytesWritten(),
 					"ms", time.Since(start).Milliseconds(),
 					"request_id", middleware.GetReqID(r.Context()),
 				)
@@ -104,32 +103,35 @@ func AccessLog(log *slog.Logger, quiet ...string) func(http.Handler) http.Handle
 	}
 }
 
-// statusWriter records the status and body bytes of a response for the
-// access log. Unwrap keeps http.ResponseController (flushes, deadlines)
-// working through it.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
+// StatusClientGone is the status logs give a request whose client went
+// away before any response was written (nginx's "client closed request").
+const StatusClientGone = 499
 
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 && code >= 200 {
-		w.status = code
+// HandleQuiet adapts h as Handle does, for a route served without
+// AccessLog because pages ask for it many times (the owner's photos: up
+// to 90 on a month page; an access-log wrapper and line cost more than
+// serving a cached photo). A success is not logged. An error gets its
+// page from Error and one line like AccessLog's ("request" with method,
+// route pattern and status; never the path), as AccessLog logs a failure
+// on its quiet routes. h must write nothing before it returns an error:
+// unlike Handle, HandleQuiet does not wrap the response to tell.
+func (p *Pages) HandleQuiet(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		err := h(w, r)
+		if err == nil {
+			return
+		}
+		p.Error(w, r, err)
+		status := http.StatusInternalServerError
+		if e, ok := AsError(err); ok {
+			status = e.Status
+		}
+		if clientGone(r, err) {
+			status = StatusClientGone
+		}
+		p.log.Info("request", "method", r.Method, "route", RoutePattern(r), "status", status)
 	}
-	w.ResponseWriter.WriteHeader(code)
 }
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(b)
-	w.bytes += int64(n)
-	return n, err
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Recover turns a panic into a logged 500 page instead of a dropped
 // connection. http.ErrAbortHandler passes through: it is how a handler

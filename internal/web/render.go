@@ -226,8 +226,9 @@ type errorPage struct {
 }
 
 // Handle adapts a handler that returns an error. A *Error is shown with its
-// status, heading and message; any other error becomes a generic 500 page and
-// is logged with the request id. If the handler had already started the
+// status, heading and message; a write storage refused (storage.Refused)
+// gets the 507 page saying so; any other error becomes a generic 500 page
+// and is logged with the request id. If the handler had already started the
 // response (a stream failing half-way), the error is only logged: a second
 // body would be appended to the first. A handler that must make the client
 // see a failure mid-stream panics with http.ErrAbortHandler instead.
@@ -290,13 +291,20 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	e, ok := AsError(err)
 	if !ok {
+		e = storageRefused(w, err)
+	}
+	if e == nil {
 		e = &Error{Status: http.StatusInternalServerError, Msg: internalErrorMsg, Err: err}
 	}
 	attrs := []any{"status", e.Status, "request_id", middleware.GetReqID(r.Context()), "route", RoutePattern(r)}
 	if e.Err != nil {
 		attrs = append(attrs, "err", e.Err)
 	}
-	if e.Status >= 500 {
+	if e.Status == http.StatusInsufficientStorage {
+		// The backends logged the failure itself, once; each refusal is
+		// a warning, not a new failure.
+		p.log.Warn("request refused: storage cannot take writes", attrs...)
+	} else if e.Status >= 500 {
 		p.log.Error("request failed", attrs...)
 	} else if e.Err != nil {
 		p.log.Info("request refused", attrs...)
@@ -305,7 +313,7 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if title == "" {
 		title = StatusTitle(e.Status)
 	}
-	data := &errorPage{Base: Base{Title: title}, Status: e.Status, Message: e.Msg, Back: e.Back, BackText: e.BackText}
+	data := &errorPage{Base: Base{Title: title, Unlisted: e.Unlisted}, Status: e.Status, Message: e.Msg, Back: e.Back, BackText: e.BackText}
 	if rerr := p.Render(w, r, e.Status, "errors/error", data); rerr != nil {
 		p.log.Error("error page failed", "request_id", middleware.GetReqID(r.Context()), "err", rerr)
 		h := w.Header()

@@ -1,0 +1,140 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"ndiro/internal/invite"
+	"ndiro/internal/user"
+	"ndiro/internal/web"
+)
+
+// ErrInviteNeeded is SignUp's refusal of someone with no invite whose
+// email is not in ADMIN_EMAILS: sign-up is invite-only (DESIGN.md,
+// sign-in, sign-up).
+var ErrInviteNeeded = errors.New("auth: sign-up needs an invite")
+
+// Newcomer is someone signing in who has no users row yet.
+type Newcomer struct {
+	// Sub is the ID token's subject: the users row's partition key.
+	Sub string
+	// Email is the provider's verified email, in lower case.
+	Email string
+	// Name is the display name the provider sent, cleaned
+	// (user.CleanName); "" if none.
+	Name string
+}
+
+// SignUpUsers is what SignUp needs of the users table (user.Store).
+type SignUpUsers interface {
+	Create(ctx context.Context, u *user.User) error
+	Get(ctx context.Context, id string) (*user.User, error)
+}
+
+// SignUpInvites is what SignUp needs of the invites table (invite.Store).
+type SignUpInvites interface {
+	FindClaimed(ctx context.Context, userID string) (*invite.Invite, error)
+	Claim(ctx context.Context, tok, userID, email string, now time.Time) (*invite.Invite, error)
+}
+
+// SignUpDeps are SignUp's stores and rules.
+type SignUpDeps struct {
+	Users   SignUpUsers
+	Invites SignUpInvites
+	// IsAdminEmail reports whether an email is in ADMIN_EMAILS.
+	IsAdminEmail func(email string) bool
+	// Now is the time of the sign-up: the invite's expiry is checked
+	// against it and the row's created_at is it, in UTC.
+	Now time.Time
+}
+
+// SignUp creates the users row of n's first sign-in, active, with the
+// invite inviteTok ("" for none): the invite is claimed (one conditional
+// UpdateItem) and gives the role; emails in ADMIN_EMAILS need no invite
+// and become admins (an invite of theirs that cannot be used is left
+// unclaimed); anyone else is refused. The row is written with
+// attribute_not_exists, so of two sign-ins of one person at once one
+// writes it and the other returns it (created false).
+//
+// A claim re-run by its claimer is a no-op, so a sign-up that failed
+// half-way (the claim written, the users row not) is finished by the next
+// sign-in, through the invite link or without it: with no invite,
+// someone not in ADMIN_EMAILS is looked up as an invite's claimer
+// (invite.Store.FindClaimed).
+//
+// Errors: ErrInviteNeeded for no invite; the invite's refusal for one that
+// cannot be used (wrapped; invite.Refused reports it: ErrNotFound,
+// ErrExpired, ErrClaimed, ErrRevoked, ErrWrongEmail); any other is a store
+// failure. Nothing is written on a refusal.
+func SignUp(ctx context.Context, d SignUpDeps, n Newcomer, inviteTok string) (u *user.User, created bool, err error) {
+	admin := d.IsAdminEmail(n.Email)
+	if inviteTok == "" && !admin {
+		if inviteTok, err = claimedBefore(ctx, d.Invites, n.Sub); err != nil {
+			return nil, false, err
+		}
+	}
+	u = &user.User{ID: n.Sub, Email: n.Email, Name: n.Name, Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: d.Now.UTC()}
+	var claimed *invite.Invite
+	if inviteTok != "" {
+		claimed, err = d.Invites.Claim(ctx, inviteTok, n.Sub, n.Email, d.Now)
+		if err != nil && !(admin && invite.Refused(err)) {
+			return nil, false, fmt.Errorf("auth: sign up: %w", err)
+		}
+	}
+	switch {
+	case admin:
+		u.Role = user.RoleAdmin
+	case claimed != nil:
+		u.Role = claimed.Role
+	default:
+		return nil, false, ErrInviteNeeded
+	}
+	if claimed != nil {
+		u.InviteToken = claimed.Token
+	}
+	err = d.Users.Create(ctx, u)
+	if errors.Is(err, user.ErrExists) {
+		// The same person signing in twice at once: the other request won.
+		u, err = d.Users.Get(ctx, n.Sub)
+		return u, false, err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return u, true, nil
+}
+
+// claimedBefore returns the token of the invite sub claimed in an earlier,
+// unfinished sign-up, "" if none.
+func claimedBefore(ctx context.Context, invites SignUpInvites, sub string) (string, error) {
+	inv, err := invites.FindClaimed(ctx, sub)
+	switch {
+	case err == nil:
+		return inv.Token, nil
+	case errors.Is(err, invite.ErrNotFound):
+		return "", nil
+	}
+	return "", err
+}
+
+// signUpPage is the page for a sign-up SignUp refused (inviteTok is the
+// invite the sign-in came with); any other error passes through.
+func signUpPage(err error, inviteTok string) error {
+	switch {
+	case errors.Is(err, ErrInviteNeeded):
+		return &web.Error{Status: http.StatusForbidden, Title: "You need an invite",
+			Msg: "ndiro is invite-only. Ask someone who uses it to send you an invite link, then open that link to sign up."}
+	case !invite.Refused(err):
+		return err
+	}
+	e := invite.RefusalError(err)
+	if we, ok := e.(*web.Error); ok && errors.Is(err, invite.ErrWrongEmail) && inviteTok != "" {
+		// The way on is the invite again, to sign in with the account it
+		// was sent to, not the start page.
+		we.Back, we.BackText = "/invite/"+inviteTok, "Back to the invite"
+	}
+	return e
+}
