@@ -1,6 +1,7 @@
 package meal_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,74 +58,12 @@ func TestBrowserCapture(t *testing.T) {
 			if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS(`#photo-camera`), []string{fixture(t, portrait)})); err != nil {
 				t.Fatalf("choose the photo: %v", err)
 			}
-			type fields struct{ Date, Time, Kind, Note string }
-			read := func() fields {
-				t.Helper()
-				f, err := chromedp.Run(ctx, chromedp.Evaluate[fields](`({Date: document.querySelector("#date").value, Time: document.querySelector("#time").value,
-					Kind: (document.querySelector("input[name=kind]:checked") || {}).value || "",
-					Note: (() => { const n = document.querySelector("#from-photo"); return n && !n.hidden ? n.textContent.replace(/\s+/g, " ").trim() : ""; })()})`))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return f
-			}
 			if js {
-				if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#from-photo`))); err != nil {
-					t.Fatalf("no note that the time is the photo's: %v", err)
-				}
-				want := fields{"2024-06-14", "12:31", "lunch", "Time from the photo · use now instead"}
-				if got := read(); got != want {
-					t.Errorf("after one photo choice the form shows %+v, want %+v", got, want)
-				}
-				// "use now instead" puts the device's clock back; another
-				// choice of the photo fills its time again.
-				defaults, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.querySelector("input[name=default_date]").value, document.querySelector("input[name=default_time]").value]`))
-				if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#from-photo .use-now`))); err != nil {
-					t.Fatal(err)
-				}
-				if got := read(); len(defaults) != 2 || got.Date != defaults[0] || got.Time != defaults[1] || got.Note != "" {
-					t.Errorf("after use now instead the form shows %+v, want the device's %v and no note", got, defaults)
-				}
-				// The same photo under another name, as a browser sends no
-				// change for the very file chosen before.
-				b, err := os.ReadFile(fixture(t, portrait))
-				if err != nil {
-					t.Fatal(err)
-				}
-				again := filepath.Join(t.TempDir(), "again.jpg")
-				if err := os.WriteFile(again, b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if err := chromedp.Do(ctx,
-					chromedp.SetUploadFiles(chromedp.CSS(`#photo-camera`), []string{again}),
-					chromedp.WaitVisible(chromedp.CSS(`#from-photo`)),
-				); err != nil {
-					t.Fatal(err)
-				}
-				if got := read(); got.Date != "2024-06-14" || got.Time != "12:31" {
-					t.Errorf("the photo chosen again fills %+v", got)
-				}
-			} else if got := read(); got.Note != "" || got.Date == "2024-06-14" {
+				checkFilledFromPhoto(t, ctx)
+			} else if got := readWhen(t, ctx); got.Note != "" || got.Date == "2024-06-14" {
 				t.Errorf("without the script the form shows %+v, want its own date and time, untouched", got)
 			}
-
-			// Hunger 4 and fullness 2: by keyboard with the script (arrow
-			// keys move within a radio group), by tapping without.
-			steps := []chromedp.Action[chromedp.Void]{chromedp.Click(chromedp.CSS(`details.numbers-box summary`))}
-			if js {
-				steps = append(steps,
-					chromedp.Focus(chromedp.CSS(`input[name=hunger][value=""]`)), chromedp.KeyEvent(strings.Repeat(kb.ArrowRight, 4)),
-					chromedp.Focus(chromedp.CSS(`input[name=fullness][value=""]`)), chromedp.KeyEvent(strings.Repeat(kb.ArrowRight, 2)))
-			} else {
-				steps = append(steps,
-					chromedp.Tap(chromedp.CSS(`label:has(> input[name=hunger][value="4"])`)),
-					chromedp.Tap(chromedp.CSS(`label:has(> input[name=fullness][value="2"])`)))
-			}
-			steps = append(steps, chromedp.Tap(chromedp.CSS(`form.meal-form button[type=submit]`)),
-				chromedp.WaitVisible(chromedp.CSS(`body[data-page="meal/list"] .flash`)))
-			if err := chromedp.Do(ctx, steps...); err != nil {
-				t.Fatalf("save: %v", err)
-			}
+			saveWithScales(t, ctx, js)
 			ms := allMeals(t, app, admin)
 			if len(ms) != 33 || ms[0].Date != "2024-06-14" || ms[0].Time[:5] != "12:31" {
 				t.Fatalf("meals = %+v, want the new one at the photo's 2024-06-14 12:31 first", ms)
@@ -132,37 +71,11 @@ func TestBrowserCapture(t *testing.T) {
 			if ms[0].Hunger == nil || *ms[0].Hunger != 4 || ms[0].Fullness == nil || *ms[0].Fullness != 2 {
 				t.Errorf("hunger %v, fullness %v, want 4 and 2", ms[0].Hunger, ms[0].Fullness)
 			}
-			type landed struct {
-				URL, Flash, Target, Outline, Background string
-				FlashTop, FlashBottom,
-				CardTop, CardBottom float64
-			}
-			got, err := chromedp.Run(ctx, chromedp.Evaluate[landed](`(() => {
-				const f = document.querySelector(".flash").getBoundingClientRect();
-				const li = document.querySelector(":target");
-				const c = li ? li.getBoundingClientRect() : {top: -1, bottom: -1};
-				return {URL: location.pathname + location.search + location.hash,
-					Flash: (document.querySelector("#filed p") || document.querySelector(".flash")).textContent.replace(/\s+/g, " ").trim(),
-					Target: li ? li.id : "", FlashTop: f.top, FlashBottom: f.bottom, CardTop: c.top, CardBottom: c.bottom,
-					Outline: li ? (s => s.outlineStyle + " " + s.outlineWidth)(getComputedStyle(li.querySelector(".card-link"))) : "",
-					Background: li ? getComputedStyle(li.querySelector(".card-link")).backgroundColor : ""};
-			})()`))
-			if err != nil {
-				t.Fatal(err)
-			}
 			wantFlash := "Meal saved."
 			if !js {
 				wantFlash = "Meal saved. Filed on Fri 14 Jun 2024, 12:31 from the photo."
 			}
-			if got.URL != "/meals?month=2024-06#meal-"+ms[0].ID || got.Target != "meal-"+ms[0].ID || got.Flash != wantFlash {
-				t.Errorf("landed on %s (target %q) saying %q; want the month of June 2024 at the new card, saying %q", got.URL, got.Target, got.Flash, wantFlash)
-			}
-			if got.Outline != "solid 3px" || got.Background == "rgba(0, 0, 0, 0)" {
-				t.Errorf("the new card has outline %q and background %q, want it highlighted", got.Outline, got.Background)
-			}
-			if got.FlashTop < 0 || got.FlashBottom > 844 || got.CardTop < got.FlashBottom || got.CardBottom > 844 {
-				t.Errorf("flash at %.0f–%.0f px, card at %.0f–%.0f px: want both in the 844 px screen, the card below the flash", got.FlashTop, got.FlashBottom, got.CardTop, got.CardBottom)
-			}
+			checkLanded(t, ctx, "/meals?month=2024-06#meal-"+ms[0].ID, wantFlash)
 			if js {
 				return
 			}
@@ -179,6 +92,117 @@ func TestBrowserCapture(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// when is what the add form shows of date and time: the fields, the kind
+// chosen, and the note that the time is the photo's ("" when hidden).
+type when struct{ Date, Time, Kind, Note string }
+
+func readWhen(t *testing.T, ctx context.Context) when {
+	t.Helper()
+	f, err := chromedp.Run(ctx, chromedp.Evaluate[when](`({Date: document.querySelector("#date").value, Time: document.querySelector("#time").value,
+		Kind: (document.querySelector("input[name=kind]:checked") || {}).value || "",
+		Note: (() => { const n = document.querySelector("#from-photo"); return n && !n.hidden ? n.textContent.replace(/\s+/g, " ").trim() : ""; })()})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// checkFilledFromPhoto checks the page script's work after the portrait
+// was chosen: date and time are the photo's and the form says so; "use
+// now instead" puts the device's clock back; the photo chosen again fills
+// its time again.
+func checkFilledFromPhoto(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#from-photo`))); err != nil {
+		t.Fatalf("no note that the time is the photo's: %v", err)
+	}
+	want := when{"2024-06-14", "12:31", "lunch", "Time from the photo · use now instead"}
+	if got := readWhen(t, ctx); got != want {
+		t.Errorf("after one photo choice the form shows %+v, want %+v", got, want)
+	}
+	defaults, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.querySelector("input[name=default_date]").value, document.querySelector("input[name=default_time]").value]`))
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#from-photo .use-now`))); err != nil {
+		t.Fatal(err)
+	}
+	if got := readWhen(t, ctx); len(defaults) != 2 || got.Date != defaults[0] || got.Time != defaults[1] || got.Note != "" {
+		t.Errorf("after use now instead the form shows %+v, want the device's %v and no note", got, defaults)
+	}
+	// The same photo under another name, as a browser sends no change for
+	// the very file chosen before.
+	b, err := os.ReadFile(fixture(t, portrait))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := filepath.Join(t.TempDir(), "again.jpg")
+	if err := os.WriteFile(again, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.SetUploadFiles(chromedp.CSS(`#photo-camera`), []string{again}),
+		chromedp.WaitVisible(chromedp.CSS(`#from-photo`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if got := readWhen(t, ctx); got.Date != "2024-06-14" || got.Time != "12:31" {
+		t.Errorf("the photo chosen again fills %+v", got)
+	}
+}
+
+// saveWithScales chooses hunger 4 and fullness 2, by keyboard with the
+// script (arrow keys move within a radio group) and by tapping without,
+// taps Save and waits for the month.
+func saveWithScales(t *testing.T, ctx context.Context, js bool) {
+	t.Helper()
+	steps := []chromedp.Action[chromedp.Void]{chromedp.Click(chromedp.CSS(`details.numbers-box summary`))}
+	if js {
+		steps = append(steps,
+			chromedp.Focus(chromedp.CSS(`input[name=hunger][value=""]`)), chromedp.KeyEvent(strings.Repeat(kb.ArrowRight, 4)),
+			chromedp.Focus(chromedp.CSS(`input[name=fullness][value=""]`)), chromedp.KeyEvent(strings.Repeat(kb.ArrowRight, 2)))
+	} else {
+		steps = append(steps,
+			chromedp.Tap(chromedp.CSS(`label:has(> input[name=hunger][value="4"])`)),
+			chromedp.Tap(chromedp.CSS(`label:has(> input[name=fullness][value="2"])`)))
+	}
+	steps = append(steps, chromedp.Tap(chromedp.CSS(`form.meal-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-page="meal/list"] .flash`)))
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("save: %v", err)
+	}
+}
+
+// checkLanded checks the page after Save: at url, its card the target,
+// highlighted, and the flash saying flash, both in the 844 px screen, the
+// card below the flash.
+func checkLanded(t *testing.T, ctx context.Context, url, flash string) {
+	t.Helper()
+	type landed struct {
+		URL, Flash, Target, Outline, Background    string
+		FlashTop, FlashBottom, CardTop, CardBottom float64
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[landed](`(() => {
+		const f = document.querySelector(".flash").getBoundingClientRect();
+		const li = document.querySelector(":target");
+		const c = li ? li.getBoundingClientRect() : {top: -1, bottom: -1};
+		const card = li ? getComputedStyle(li.querySelector(".card-link")) : null;
+		return {URL: location.pathname + location.search + location.hash,
+			Flash: (document.querySelector("#filed p") || document.querySelector(".flash")).textContent.replace(/\s+/g, " ").trim(),
+			Target: li ? li.id : "", FlashTop: f.top, FlashBottom: f.bottom, CardTop: c.top, CardBottom: c.bottom,
+			Outline: card ? card.outlineStyle + " " + card.outlineWidth : "", Background: card ? card.backgroundColor : ""};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.URL != url || "#"+got.Target != url[strings.Index(url, "#"):] || got.Flash != flash {
+		t.Errorf("landed on %s (target %q) saying %q; want %s, at the new card, saying %q", got.URL, got.Target, got.Flash, url, flash)
+	}
+	if got.Outline != "solid 3px" || got.Background == "rgba(0, 0, 0, 0)" {
+		t.Errorf("the new card has outline %q and background %q, want it highlighted", got.Outline, got.Background)
+	}
+	if got.FlashTop < 0 || got.FlashBottom > 844 || got.CardTop < got.FlashBottom || got.CardBottom > 844 {
+		t.Errorf("flash at %.0f–%.0f px, card at %.0f–%.0f px: want both in the 844 px screen, the card below the flash", got.FlashTop, got.FlashBottom, got.CardTop, got.CardBottom)
 	}
 }
 

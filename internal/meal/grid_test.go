@@ -329,20 +329,24 @@ func TestMovedMeal(t *testing.T) {
 	}
 }
 
-// TestMonthFindAnyDay: the month page's calendar strip lists each day of
-// the month, the logged ones linked to their sections; the range form
-// sits by the pager, filled with the month; the current month has no
-// link into the future; each day's "+" is named by its visible text's
-// meaning; the denser grid is chosen by ?grid= and remembered in a
-// cookie of the browser's.
-func TestMonthFindAnyDay(t *testing.T) {
-	t.Parallel()
+// septemberMonth signs in an owner whose today is 15 September 2026, with
+// meals on the 3rd (two) and the 14th, and returns the client.
+func septemberMonth(t *testing.T) *apptest.Client {
+	t.Helper()
 	app, c := signedIn(t)
 	app.Clock.Set(time.Date(2026, 9, 15, 10, 0, 0, 0, time.UTC))
 	putMeal(t, app, admin, meal.Meal{Date: "2026-09-03", Time: "08:00", Notes: "a"})
 	putMeal(t, app, admin, meal.Meal{Date: "2026-09-03", Time: "12:00", Notes: "b"})
 	putMeal(t, app, admin, meal.Meal{Date: "2026-09-14", Time: "12:00", Notes: "c"})
+	return c
+}
 
+// TestMonthStrip: the month page's calendar strip lists each day of the
+// month, the logged ones linked to their sections, today and the days
+// after it marked; each day's "+" is named by its own content.
+func TestMonthStrip(t *testing.T) {
+	t.Parallel()
+	c := septemberMonth(t)
 	doc := c.Get("/meals").Doc()
 	var strip []string
 	doc.Find("#strip li").Each(func(_ int, s *goquery.Selection) {
@@ -373,6 +377,21 @@ func TestMonthFindAnyDay(t *testing.T) {
 			t.Errorf("the strip links to #%s, which the page does not hold", id)
 		}
 	}
+	// "+": its accessible name comes from its content, which holds the
+	// day; the visible "+" is hidden from screen readers.
+	add := doc.Find("#day-2026-09-03 a.add-day")
+	if _, has := add.Attr("aria-label"); has || strings.TrimSpace(add.Find(".visually-hidden").Text()) != "Add a meal on 3 September" || add.Find(`[aria-hidden=true]`).Text() != "+" {
+		t.Errorf("the day's + link is %q", goquery.NewDocumentFromNode(add.Nodes[0]).Text())
+	}
+
+}
+
+// TestMonthPager: no link into the future, from a month or a window; the
+// range form sits by the pager, filled with the month.
+func TestMonthPager(t *testing.T) {
+	t.Parallel()
+	c := septemberMonth(t)
+	doc := c.Get("/meals").Doc()
 	// No link into the future: September is the current month.
 	if n := doc.Find("a[rel=next]").Length(); n != 0 {
 		t.Errorf("the current month links to the next month")
@@ -400,13 +419,14 @@ func TestMonthFindAnyDay(t *testing.T) {
 	if n := c.Get("/meals?from=2026-09-09&to=2026-09-15").Doc().Find("a[rel=next]").Length(); n != 0 {
 		t.Error("the window holding today links into the future")
 	}
-	// "+": its accessible name comes from its content, which holds the
-	// day; the visible "+" is hidden from screen readers.
-	add := doc.Find("#day-2026-09-03 a.add-day")
-	if _, has := add.Attr("aria-label"); has || strings.TrimSpace(add.Find(".visually-hidden").Text()) != "Add a meal on 3 September" || add.Find(`[aria-hidden=true]`).Text() != "+" {
-		t.Errorf("the day's + link is %q", goquery.NewDocumentFromNode(add.Nodes[0]).Text())
-	}
+}
 
+// TestMonthDenseGrid: the denser grid is chosen by ?grid= and remembered
+// in a cookie of the browser's, across pages, until ?grid=normal.
+func TestMonthDenseGrid(t *testing.T) {
+	t.Parallel()
+	c := septemberMonth(t)
+	doc := c.Get("/meals").Doc()
 	// The denser grid.
 	if doc.Find(".days.dense").Length() != 0 {
 		t.Error("the denser grid without asking")
