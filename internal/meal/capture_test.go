@@ -140,7 +140,7 @@ func TestFiledAsSent(t *testing.T) {
 	if want := "/meals?month=2026-09#meal-" + m.ID; resp.Location() != want {
 		t.Errorf("after the edit: %q, want %q", resp.Location(), want)
 	}
-	if flash := c.Get(resp.Location()).Text(".flash"); flash != "Changes saved." {
+	if flash := c.Get(resp.Location()).Text(".flash"); flash != "Meal saved." {
 		t.Errorf("flash after the edit = %q", flash)
 	}
 	// The edit form offers nothing about the photo's time; the meal's

@@ -362,6 +362,9 @@ func TestEditMeal(t *testing.T) {
 	if want := "/meals?month=2026-10#meal-" + ms[0].ID; resp.Location() != want {
 		t.Errorf("after the move: %q, want %q", resp.Location(), want)
 	}
+	if flash := c.Get(resp.Location()).Text(".flash"); flash != "Meal saved, moved to Monday 5 October 2026, 09:00." {
+		t.Errorf("flash after the move by edit = %q", flash)
+	}
 	// The old address says the meal moved or was deleted, linking to its day.
 	for _, stale := range []string{editURL, "/meals/2026-09-01/" + m.ID} {
 		var r *apptest.Response

@@ -147,9 +147,10 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return h.notSaved(w, r, cur, f, c.upload, err)
 	}
-	flash := "Changes saved."
+	// Every save says "Meal saved", as a new meal's does.
+	flash := "Meal saved."
 	if saved.Date != cur.Date || saved.Time != cur.Time {
-		flash = "Meal moved to " + saved.DateTime().Format("Monday 2 January 2006, 15:04") + "."
+		flash = "Meal saved, moved to " + saved.DateTime().Format("Monday 2 January 2006, 15:04") + "."
 	}
 	return finish(w, r, mealLink(saved), flash)
 }
