@@ -222,8 +222,9 @@ func (h *Handler) conflict(w http.ResponseWriter, r *http.Request, latest *Meal,
 	return h.renderForm(w, r, http.StatusConflict, p)
 }
 
-// Move moves a meal to the date and time of the form (the offer to move a
-// meal to its photo's capture time), keeping everything else.
+// Move moves a meal to the date and time of the form (the month's "Move
+// to now" for a meal just filed at its photo's capture time), keeping
+// everything else.
 func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return web.BadRequest("The form could not be read.")
