@@ -700,3 +700,52 @@ func TestSavedFlash(t *testing.T) {
 		}
 	}
 }
+
+// TestScalesAsRadios: hunger and fullness are radio buttons named hunger
+// and fullness, None (blank) and 1 to 5, which a form without JavaScript
+// sends as 1 to 5; the form shown again keeps the choice, or none after a
+// refused value, and the edit form shows the saved one.
+func TestScalesAsRadios(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	doc := c.Get("/meals/new").Doc()
+	for _, name := range []string{"hunger", "fullness"} {
+		var values []string
+		doc.Find("#" + name + " input[type=radio][name=" + name + "]").Each(func(_ int, s *goquery.Selection) {
+			v, _ := s.Attr("value")
+			values = append(values, v)
+		})
+		if d := cmp.Diff([]string{"", "1", "2", "3", "4", "5"}, values); d != "" {
+			t.Errorf("%s radios (-want +got):\n%s", name, d)
+		}
+		if v, _ := doc.Find("#" + name + " input[checked]").Attr("value"); v != "" {
+			t.Errorf("%s starts at %q, want None", name, v)
+		}
+		if role, _ := doc.Find("fieldset#" + name).Attr("role"); role != "radiogroup" || doc.Find("fieldset#"+name+" legend").Length() != 1 {
+			t.Errorf("%s is not a radio group with a legend", name)
+		}
+	}
+	// Kept through a correction; a value that is no choice checks none.
+	resp := c.PostForm("/meals", mealForm("hunger", "4", "fullness", "9"))
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("fullness 9 = %d, want 422", resp.StatusCode)
+	}
+	d := resp.Doc()
+	if v, _ := d.Find("#hunger input[checked]").Attr("value"); v != "4" || d.Find("#fullness input[checked]").Length() != 0 {
+		t.Errorf("the corrected form checks hunger %q and %d fullness choices, want 4 and none", v, d.Find("#fullness input[checked]").Length())
+	}
+	if got := d.Find("#fullness-err").Text(); got != "Fullness after (1–5) must be a whole number from 1 to 5, or left blank." {
+		t.Errorf("fullness message = %q", got)
+	}
+	if resp := c.PostForm("/meals", mealForm("hunger", "4", "fullness", "2")); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("hunger 4, fullness 2 = %d", resp.StatusCode)
+	}
+	m := allMeals(t, app, admin)[0]
+	if m.Hunger == nil || *m.Hunger != 4 || m.Fullness == nil || *m.Fullness != 2 {
+		t.Fatalf("stored hunger %v fullness %v, want 4 and 2", m.Hunger, m.Fullness)
+	}
+	e := c.Get(m.DetailURL() + "/edit").Doc()
+	if h, _ := e.Find("#hunger input[checked]").Attr("value"); h != "4" {
+		t.Errorf("edit form hunger = %q, want 4", h)
+	}
+}

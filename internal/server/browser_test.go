@@ -532,6 +532,18 @@ func TestBrowserPages(t *testing.T) {
 	if err != nil || !strings.HasPrefix(focus, "A solid ") || strings.HasSuffix(focus, " 0px") {
 		t.Errorf("the first Tab focuses %q (%v), want a link with a solid outline", focus, err)
 	}
+	// It is the skip link, shown while focused, leading to the content.
+	type skip struct {
+		Text, Href  string
+		Top, Bottom float64
+	}
+	sk, err := chromedp.Run(ctx, chromedp.Evaluate[skip](`(() => { const e = document.activeElement, r = e.getBoundingClientRect(); return {Text: e.textContent.trim(), Href: e.getAttribute("href"), Top: r.top, Bottom: r.bottom}; })()`))
+	if err != nil || sk.Text != "Skip to content" || sk.Href != "#main" || sk.Top < 0 || sk.Bottom > 100 {
+		t.Errorf("the first Tab focuses %+v (%v), want the skip link to #main, in view at the top", sk, err)
+	}
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("main#main").length`)); n != 1 {
+		t.Error("the skip link's target is not the page's main")
+	}
 
 	// Dark: the same pages on a dark page.
 	if err := chromedp.Do(ctx, colorScheme("dark")); err != nil {
