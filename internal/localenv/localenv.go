@@ -160,10 +160,11 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.DynamoEndpoint != "" {
 		e.DynamoEndpoint = opts.DynamoEndpoint
 	} else {
-		emulator := server.NewServer()
-		var ddbHandler http.Handler = emulator
+		// The emulator behind the partition router: a Query costs what it
+		// reads (partitioned), then the journal in front when persisting.
+		var ddbHandler http.Handler = newPartitioned(server.NewServer())
 		if opts.DataDir != "" {
-			e.persist = newPersister(emulator, persistOptions{dir: opts.DataDir, tables: opts.Tables, foldEvery: opts.FoldEvery,
+			e.persist = newPersister(ddbHandler, persistOptions{dir: opts.DataDir, tables: opts.Tables, foldEvery: opts.FoldEvery,
 				probeEvery: opts.ProbeEvery, sync: opts.syncFile, writeFile: opts.writeFile, log: opts.Logger})
 			ddbHandler = e.persist
 		}
