@@ -444,47 +444,67 @@ func (p *partitioned) partitionFor(t *ptable, pk string, create bool) (*partitio
 	return part, nil
 }
 
-// resync sets whether the item at k in t exists, as the emulator now
-// says (a consistent GetItem). The caller holds mu exclusively, and calls
-// sweep once every item a write touched is resynced.
-func (p *partitioned) resync(t *ptable, k itemKey) {
+// resync reads whether the item at k in t exists, as the emulator now
+// says (a consistent GetItem).
+func (p *partitioned) resync(t *ptable, k itemKey) bool {
 	table := t.name
-	var part *partition
 	if t.sharded() {
-		if part = t.parts[k.pk]; part == nil {
-			return
+		part := t.parts[k.pk]
+		if part == nil {
+			return false
 		}
 		table = part.table
 	}
 	key := t.keyJSON(run{pk: k.pk}, t.runKey(k))
 	a := p.sendJSON("GetItem", map[string]any{"TableName": table, "Key": key, "ConsistentRead": true}, nil)
 	var out struct{ Item map[string]json.RawMessage }
-	exists := a.status == http.StatusOK && json.Unmarshal(a.body, &out) == nil && len(out.Item) > 0
-	switch {
-	case !t.sharded() && exists:
-		t.keys = insertKey(t.keys, k.pk)
-	case !t.sharded():
-		t.keys = removeKey(t.keys, k.pk)
-	case exists:
-		part.keys = insertKey(part.keys, k.sk)
-	default:
-		part.keys = removeKey(part.keys, k.sk)
-	}
+	return a.status == http.StatusOK && json.Unmarshal(a.body, &out) == nil && len(out.Item) > 0
 }
 
-// touched is an item a write may have changed.
+// What a write left of an item, as far as its answer tells.
+const (
+	leftUnknown = iota // read it back (a refused or partly done write)
+	leftItem           // the write succeeded and the item exists (a put or update)
+	leftNothing        // the write succeeded and the item is gone (a delete)
+)
+
+// touched is an item a write may have changed: whether it puts (or
+// updates) it rather than deleting it, and what it left.
 type touched struct {
-	t *ptable
-	k itemKey
+	t    *ptable
+	k    itemKey
+	put  bool
+	left int
 }
 
-// settle resyncs every item a write touched, then drops the partitions
-// among theirs left empty (deleting each emulator table). Dropping only
-// after all are resynced keeps a partition whose last item a batch
-// deleted and another item of which it put.
+// settle records in the sorted keys what a write left of every item it
+// touched (reading back those its answer does not tell), then drops the
+// partitions among theirs left empty, deleting each emulator table.
+// Dropping only once every item is recorded keeps a partition whose last
+// item a batch deleted and another item of which it put. The caller holds
+// mu exclusively.
 func (p *partitioned) settle(items []touched) {
 	for _, it := range items {
-		p.resync(it.t, it.k)
+		exists := it.left == leftItem
+		if it.left == leftUnknown {
+			exists = p.resync(it.t, it.k)
+		}
+		if !it.t.sharded() {
+			if exists {
+				it.t.keys = insertKey(it.t.keys, it.k.pk)
+			} else {
+				it.t.keys = removeKey(it.t.keys, it.k.pk)
+			}
+			continue
+		}
+		part := it.t.parts[it.k.pk]
+		switch {
+		case part == nil:
+		case exists:
+			part.keys = insertKey(part.keys, it.k.sk)
+		default:
+			part.keys = removeKey(part.keys, it.k.sk)
+		}
 	}
 	for _, it := range items {
 		if !it.t.sharded() {
@@ -494,6 +514,18 @@ func (p *partitioned) settle(items []touched) {
 			p.dropPartition(it.t, part)
 		}
 	}
+}
+
+// outcome is what a write with answer status left of an item it puts
+// (put) or deletes.
+func outcome(status int, put bool) int {
+	switch {
+	case status != http.StatusOK:
+		return leftUnknown
+	case put:
+		return leftItem
+	}
+	return leftNothing
 }
 
 // dropPartition deletes an empty partition's emulator table.
@@ -547,7 +579,7 @@ func (p *partitioned) item(op string, req map[string]json.RawMessage, body []byt
 	}
 	a := p.sendJSON(op, with(req, map[string]any{"TableName": table}), map[string]string{table: t.name})
 	if op != "GetItem" {
-		p.settle([]touched{{t, k}})
+		p.settle([]touched{{t, k, create, outcome(a.status, create)}})
 	}
 	return a
 }

@@ -66,22 +66,26 @@ func (p *partitioned) batchWrite(req map[string]json.RawMessage, body []byte) an
 					p.settle(touch)
 					return failure(http.StatusInternalServerError, "InternalServerError", err.Error())
 				}
-				touch = append(touch, touched{ref.t, ref.k})
+				touch = append(touch, touched{ref.t, ref.k, ref.create, leftUnknown})
 			}
 			out[table] = append(out[table], raw)
 			renames[table] = name
 		}
 	}
 	a := p.sendJSON("BatchWriteItem", with(req, map[string]any{"RequestItems": out}), renames)
-	p.settle(touch)
-	if a.status != http.StatusOK {
-		return a
-	}
 	var resp map[string]json.RawMessage
 	var un map[string][]json.RawMessage
-	if json.Unmarshal(a.body, &resp) != nil || json.Unmarshal(resp["UnprocessedItems"], &un) != nil {
+	if a.status != http.StatusOK || json.Unmarshal(a.body, &resp) != nil || json.Unmarshal(resp["UnprocessedItems"], &un) != nil {
+		p.settle(touch) // read back: the emulator may have applied part of it
 		return a
 	}
+	if len(un) == 0 {
+		// All applied: each put left its item, each delete nothing.
+		for i := range touch {
+			touch[i].left = outcome(http.StatusOK, touch[i].put)
+		}
+	}
+	p.settle(touch)
 	logical := map[string][]json.RawMessage{}
 	for table, reqs := range un {
 		logical[renames[table]] = append(logical[renames[table]], reqs...)
@@ -234,10 +238,16 @@ func (p *partitioned) transact(op string, req map[string]json.RawMessage, body [
 		in.TransactItems[r.i][r.member] = with(in.TransactItems[r.i][r.member], map[string]any{"TableName": table})
 		renames[table] = r.t.name
 		if transactOps[r.member].writes && op == "TransactWriteItems" {
-			touch = append(touch, touched{r.t, r.k})
+			touch = append(touch, touched{r.t, r.k, r.create, leftUnknown})
 		}
 	}
 	a := p.sendJSON(op, with(req, map[string]any{"TransactItems": in.TransactItems}), renames)
+	if a.status == http.StatusOK {
+		// All or nothing, and it was all.
+		for i := range touch {
+			touch[i].left = outcome(http.StatusOK, touch[i].put)
+		}
+	}
 	p.settle(touch)
 	return a
 }
