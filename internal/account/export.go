@@ -27,10 +27,13 @@ type exportFile struct {
 }
 
 // exportMeal is a meal with, if it has a photo, where to find it and its
-// pixel size.
+// pixel size, and the comments recipients left on it, oldest first (each
+// naming its link by the label it had and a digest of the token, never
+// the token).
 type exportMeal struct {
 	meal.Meal
-	Photo *exportPhoto `json:"photo,omitempty"`
+	Photo    *exportPhoto   `json:"photo,omitempty"`
+	Comments []meal.Comment `json:"comments,omitempty"`
 }
 
 // exportPhoto locates a meal's photo: URL on this site (it opens while
@@ -72,6 +75,10 @@ func (h *Handler) exportFile(u *user.User, meals []meal.Meal, locate func(*meal.
 	out := make([]exportMeal, len(meals))
 	for i := range meals {
 		out[i].Meal = meals[i]
+		out[i].Comments = meals[i].SortedComments()
+		if len(out[i].Comments) == 0 {
+			out[i].Comments = nil
+		}
 		if meals[i].HasPhoto() {
 			out[i].Photo = locate(&meals[i])
 		}
@@ -107,11 +114,24 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 	if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(ExportDeadline)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	hd := w.Header()
-	hd.Set("Content-Type", "application/zip")
-	hd.Set("Content-Disposition", `attachment; filename="ndiro-export-`+h.now().In(u.Location()).Format(time.DateOnly)+`.zip"`)
-	hd.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
+	// The answer starts with the zip's first entry, once the first photo
+	// is in hand: a bucket that does not answer it (or any failure before)
+	// still gets the error page, not a cut download.
+	started := false
+	begin := func() {
+		if started {
+			return
+		}
+		started = true
+		hd := w.Header()
+		hd.Set("Content-Type", "application/zip")
+		hd.Set("Content-Disposition", `attachment; filename="ndiro-export-`+h.now().In(u.Location()).Format(time.DateOnly)+`.zip"`)
+		hd.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		// Sent at once: a failure from here on is a download cut short,
+		// which no client takes for an answer it may ask again for.
+		http.NewResponseController(w).Flush()
+	}
 
 	zw := zip.NewWriter(w)
 	abort := func(what string, err error) {
@@ -127,6 +147,7 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 			continue
 		}
 		_, err := h.photos.Stream(ctx, u.ID, photo.Key(u.ID, m.Date, m.ID, photo.SizeDisplay), func() (io.Writer, error) {
+			begin()
 			// JPEG is compressed already: stored, not deflated again.
 			return zw.CreateHeader(&zip.FileHeader{Name: photoFile(m), Method: zip.Store, Modified: m.UpdatedAt})
 		})
@@ -135,10 +156,14 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 			missing[m.SK] = true
 			continue
 		}
+		if err != nil && !started {
+			return err // nothing sent yet: an ordinary error page
+		}
 		if err != nil {
 			abort("photo", err)
 		}
 	}
+	begin()
 	f := h.exportFile(u, meals, func(m *meal.Meal) *exportPhoto {
 		if missing[m.SK] {
 			return &exportPhoto{Missing: true, Width: m.PhotoW, Height: m.PhotoH}
@@ -160,6 +185,13 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := writeCSV(cw, meals, missing); err != nil {
 		abort("meals.csv", err)
+	}
+	kw, err := zw.CreateHeader(&zip.FileHeader{Name: "comments.csv", Method: zip.Deflate, Modified: f.ExportedAt})
+	if err != nil {
+		abort("comments.csv", err)
+	}
+	if err := writeCommentsCSV(kw, meals); err != nil {
+		abort("comments.csv", err)
 	}
 	if err := zw.Close(); err != nil {
 		abort("zip directory", err)
@@ -239,4 +271,33 @@ func textCell(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// commentsHeader names comments.csv's columns: the meal (id, date, time)
+// and the comment (its id, the label of the link it came through, when,
+// the text).
+var commentsHeader = []string{"meal_id", "date", "time", "comment_id", "from", "at", "text"}
+
+// writeCommentsCSV writes every comment of meals, oldest meal first and
+// each meal's oldest comment first, in meals.csv's form (byte-order mark,
+// CRLF, textCell).
+func writeCommentsCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal) error {
+	if _, err := w.Write([]byte("\uFEFF")); err != nil {
+		return err
+	}
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true
+	if err := cw.Write(commentsHeader); err != nil {
+		return err
+	}
+	for i := range meals {
+		m := &meals[i]
+		for _, c := range m.SortedComments() {
+			if err := cw.Write([]string{textCell(m.ID), textCell(m.Date), textCell(m.Time), textCell(c.ID), textCell(c.Label), c.At.UTC().Format(time.RFC3339), textCell(c.Text)}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

@@ -160,8 +160,8 @@ func TestExportZip(t *testing.T) {
 			t.Errorf("photo of %s: %d bytes in the zip, %d stored", m.ID, len(got), len(stored))
 		}
 	}
-	if len(files) != 4 {
-		t.Errorf("zip holds %d files, want meals.json, meals.csv and 2 photos", len(files))
+	if len(files) != 5 {
+		t.Errorf("zip holds %d files, want meals.json, meals.csv, comments.csv and 2 photos", len(files))
 	}
 	if st := app.Photos.Cache().Stats(); st.Misses != 0 || st.Items != 0 {
 		t.Errorf("the export went through the photo cache: %+v", st)
@@ -189,6 +189,32 @@ func TestExportZipFailsVisibly(t *testing.T) {
 	}
 	if !errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "unexpected EOF") {
 		t.Logf("read error: %v", err)
+	}
+}
+
+// TestExportZipStorageNotAnswering: a bucket that does not answer the
+// first photo gets the 503 page (Retry-After), not a cut download, and no
+// attachment header that would save the page as a file.
+func TestExportZipStorageNotAnswering(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t, apptest.Options{Links: true, Env: map[string]string{"NDIRO_STORAGE_TRANSFER_TIMEOUT": "500ms", "NDIRO_STORAGE_ATTEMPTS": "1"}})
+	c := app.Client()
+	c.SignIn(adminEmail)
+	photo := apptest.File{Field: "photo", Name: "p.jpg", Body: apptest.JPEG(t, 96, 64, color.RGBA{R: 200, G: 80, B: 30})}
+	if resp := c.PostMultipart("/meals", url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}}, photo); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add meal = %d", resp.StatusCode)
+	}
+	app.S3Link.Stall()
+	resp := c.Get("/account/export.zip")
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "15" || resp.Text("h1") != "Storage is not answering" {
+		t.Errorf("export with the bucket stalled = %d, Retry-After %q, %q; want 503, 15, Storage is not answering", resp.StatusCode, resp.Header.Get("Retry-After"), resp.Text("h1"))
+	}
+	if got := resp.Header.Get("Content-Disposition"); got != "" {
+		t.Errorf("the error page has Content-Disposition %q, want none", got)
+	}
+	app.S3Link.Restore()
+	if again := c.Get("/account/export.zip"); again.StatusCode != http.StatusOK || again.Header.Get("Content-Type") != "application/zip" {
+		t.Errorf("export once the bucket answers = %d %q, want a zip", again.StatusCode, again.Header.Get("Content-Type"))
 	}
 }
 
@@ -257,5 +283,69 @@ func TestExportZipMissingPhoto(t *testing.T) {
 		if got := [2]string{rows[i+1][col["photo"]], rows[i+1][col["photo_missing"]]}; got != want {
 			t.Errorf("meals.csv row %d photo, photo_missing = %q, want %q", i+1, got, want)
 		}
+	}
+}
+
+// TestExportCarriesComments: a recipient's comment on a meal is in the
+// JSON export (its label, the link's digest, the time and the text, never
+// the link's token) and in the zip's comments.csv, neutralised as a text
+// cell.
+func TestExportCarriesComments(t *testing.T) {
+	t.Parallel()
+	app, c, ms := exportOwner(t, nil)
+	tok := c.CreateShare(url.Values{"label": {"Dr. Rossi"}, "from": {"2026-09-01"}, "to": {"2026-09-14"}, "expiry": {"never"}, "comments": {"1"}})
+	if resp := app.Client().PostForm("/s/"+tok+"/meals/"+ms[0].Date+"/"+ms[0].ID+"/comments", url.Values{"text": {"=more greens, please"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("comment = %d; %s", resp.StatusCode, resp.Text("main"))
+	}
+	resp := c.Get("/account/export.json")
+	if strings.Contains(resp.Body, tok) {
+		t.Error("the export holds the link's token")
+	}
+	var f struct {
+		Meals []struct {
+			ID       string `json:"id"`
+			Comments []struct {
+				ID      string `json:"id"`
+				ShareID string `json:"share_id"`
+				From    string `json:"from"`
+				Text    string `json:"text"`
+				At      string `json:"at"`
+			} `json:"comments"`
+		} `json:"meals"`
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &f); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range f.Meals {
+		for _, cm := range m.Comments {
+			got = append(got, m.ID+" "+cm.From+": "+cm.Text)
+			if cm.ShareID == "" || cm.At == "" || cm.ID == "" {
+				t.Errorf("exported comment %+v lacks its link, time or id", cm)
+			}
+		}
+	}
+	if d := cmp.Diff([]string{ms[0].ID + " Dr. Rossi: =more greens, please"}, got); d != "" {
+		t.Errorf("exported comments (-want +got):\n%s", d)
+	}
+	zresp := c.Get("/account/export.zip")
+	zr, err := zip.NewReader(strings.NewReader(zresp.Body), int64(len(zresp.Body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []byte
+	for _, zf := range zr.File {
+		if zf.Name == "comments.csv" {
+			rc, _ := zf.Open()
+			raw, _ = io.ReadAll(rc)
+			rc.Close()
+		}
+	}
+	rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(raw, []byte("\uFEFF")))).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("comments.csv: %v, %d rows, want a header and 1", err, len(rows))
+	}
+	if d := cmp.Diff([]string{ms[0].ID, ms[0].Date, ms[0].Time, rows[1][3], "Dr. Rossi", rows[1][5], "'=more greens, please"}, rows[1]); d != "" {
+		t.Errorf("comments.csv row (-want +got):\n%s", d)
 	}
 }

@@ -35,6 +35,35 @@ type detailPage struct {
 	// MonthURL leads back to the meal in its month; MonthLabel names the
 	// month ("September 2026").
 	MonthURL, MonthLabel string
+	// Comments are the recipients' comments on the meal, oldest first.
+	Comments []commentView
+}
+
+// commentView is one comment on the owner's meal page.
+type commentView struct {
+	ID   string
+	Text string
+	// From names the link it came through: "the link for Dr. Rossi".
+	From string
+	// When is its time in the owner's zone, named: "2 Sep 2026 18:07 CEST".
+	When string
+	// Delete is the form action that deletes it.
+	Delete string
+}
+
+// commentViews lays out m's comments for its owner u.
+func commentViews(m *Meal, u *user.User) []commentView {
+	var out []commentView
+	for _, c := range m.SortedComments() {
+		from := "a link that is gone"
+		if c.Label != "" {
+			from = "the link for " + c.Label
+		}
+		out = append(out, commentView{ID: c.ID, Text: c.Text, From: from,
+			When:   c.At.In(u.Location()).Format("2 Jan 2006 15:04 MST"),
+			Delete: m.DetailURL() + "/comments/" + c.ID + "/delete"})
+	}
+	return out
 }
 
 // Detail is GET /meals/{date}/{meal_id}: one meal with its display photo,
@@ -73,6 +102,7 @@ func (h *Handler) Detail(w http.ResponseWriter, r *http.Request) error {
 		When:       m.DateTime().Format("Monday 2 January 2006, 15:04"),
 		MonthURL:   mealLink(m),
 		MonthLabel: d.Month().Time().Format("January 2006"),
+		Comments:   commentViews(m, u),
 	}
 	p.Title = p.Heading + ", " + d.Time().Format("2 January 2006")
 	lo, hi, _ := DayRange(from, to) // the window Window just read
@@ -107,6 +137,32 @@ func neighbourOf(n, m *Meal) *neighbour {
 	}
 	return &neighbour{URL: n.DetailURL(), Label: label}
 }
+
+// DeleteComment is POST /meals/{date}/{meal_id}/comments/{comment_id}/delete:
+// the owner deletes a recipient's comment on one of their meals (any
+// link's) and is sent back to the meal's comments (303). A comment or
+// meal that is not there is a 404.
+func (h *Handler) DeleteComment(w http.ResponseWriter, r *http.Request) error {
+	d, id, ok := keyFromURL(r)
+	cid := r.PathValue("comment_id")
+	if !ok || !ValidCommentID(cid) {
+		return errNoComment
+	}
+	u := user.FromContext(r.Context())
+	_, err := h.store.DeleteComment(r.Context(), u.ID, d, id, cid)
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrNoComment) {
+		return errNoComment
+	}
+	if err != nil {
+		return err
+	}
+	web.SetFlash(w, "Comment deleted.")
+	web.Redirect(w, r, "/meals/"+d.String()+"/"+id+"#comments")
+	return nil
+}
+
+var errNoComment = &web.Error{Status: http.StatusNotFound, Title: "Comment not found",
+	Msg: "There is no such comment on your meals. It may have been deleted already."}
 
 // dayURL is a day on its month page: "/meals?month=2026-09#day-2026-09-01".
 func dayURL(d Date) string { return "/meals?month=" + d.Month().String() + "#day-" + d.String() }

@@ -40,6 +40,8 @@ type gridMeal struct {
 	ThumbW, ThumbH int
 	// Lazy marks a thumbnail below the first screen (loading="lazy").
 	Lazy bool
+	// Comments counts recipients' comments on the meal (the card's badge).
+	Comments int
 }
 
 // shown is n as the page shows it; "" for a blank number.
@@ -67,7 +69,7 @@ func gridDays(days []Day, withYear bool) []gridDay {
 		for j := range d.Meals {
 			m := &d.Meals[j]
 			c := gridMeal{ID: m.ID, Date: m.Date, Time: m.Time, HHMM: m.HHMM(), Kind: m.Kind, Notes: m.Notes,
-				Kcal: shown(m.Kcal), DetailURL: m.DetailURL(), HasPhoto: m.HasPhoto()}
+				Kcal: shown(m.Kcal), DetailURL: m.DetailURL(), HasPhoto: m.HasPhoto(), Comments: len(m.Comments)}
 			if c.HasPhoto {
 				c.ThumbURL, c.ThumbW, c.ThumbH = m.ThumbURL(), m.ThumbW, m.ThumbH
 				c.Lazy = n >= EagerThumbs

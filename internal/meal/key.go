@@ -209,8 +209,30 @@ func DayRange(from, to Date) (lo, hi string, err error) {
 	if from.DaysUntil(to)+1 > MaxWindowDays {
 		return "", "", ErrLongRange
 	}
-	return from.String() + "#", to.String() + "#~", nil
+	lo, hi = DayBounds(from, to)
+	return lo, hi, nil
 }
+
+// DayBounds returns the sort-key bounds of every meal from day from
+// through day to, inclusive, as DayRange does but for a range of any
+// length (a share's, up to a year, read by Adjacent with Limit 1).
+func DayBounds(from, to Date) (lo, hi string) {
+	return from.String() + "#", to.String() + "#~"
+}
+
+// KeyBelow and KeyAbove bound the sort keys below and above sk, for a
+// key condition that must exclude sk itself (BETWEEN is inclusive): every
+// sort key has the same length (SortKey: "YYYY-MM-DD#HHMMSS-xxxxxx"), so
+// a key k is below sk exactly when k ≤ KeyBelow(sk), sk with its last
+// character lowered by one and "~" after it, and above sk exactly when
+// k ≥ KeyAbove(sk), sk followed by "~". sk must be a sort key
+// (ParseSortKey).
+func KeyBelow(sk string) string {
+	return sk[:len(sk)-1] + string(sk[len(sk)-1]-1) + "~"
+}
+
+// KeyAbove: see KeyBelow.
+func KeyAbove(sk string) string { return sk + "~" }
 
 func digits(s string) bool {
 	for i := 0; i < len(s); i++ {

@@ -73,6 +73,15 @@ type Meal struct {
 	UpdatedAt time.Time `dynamodbav:"updated_at" json:"updated_at"`
 	// Version counts writes, from 1; Update is conditional on it.
 	Version int64 `dynamodbav:"version" json:"-"`
+	// Comments are what share recipients wrote about the meal, by comment
+	// ID (the map attribute comments; at most MaxComments). They are
+	// written by AddComment and DeleteComment only; every other write
+	// carries them over as they are (Update merges newer ones in).
+	Comments map[string]Comment `dynamodbav:"comments,omitempty" json:"-"`
+	// CommentRev counts the writes of Comments (comment_rev; 0 or absent
+	// before the first). Update and DeleteVersion are conditional on it as
+	// on Version, so no write made from an older read can drop a comment.
+	CommentRev int64 `dynamodbav:"comment_rev,omitempty" json:"-"`
 }
 
 // Photo is a meal's photo as its row records it: the version of the

@@ -28,7 +28,7 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		return nil, err
 	}
 	if err := w.rows.Create(ctx, &moved); err != nil {
-		if moved.HasPhoto() {
+		if moved.HasPhoto() && !unanswered(err) {
 			w.drop(ctx, cur.UserID, moved.PhotoKeys())
 		}
 		return nil, err
@@ -69,25 +69,43 @@ func (w *writer) placePhoto(ctx context.Context, cur, moved *Meal, c change) err
 // written, on the condition that cur is unchanged. A changed or gone old
 // row undoes the copy and is ErrConflict or ErrNotFound; an old row whose
 // fate stays unknown keeps both (an error saying so).
+//
+// Comments written on the old row while it was copied (its comment_rev
+// moved on, its version did not) are copied onto the new row too, and the
+// old row deleted at its new comment_rev: a move never loses a comment.
 func (w *writer) retire(ctx context.Context, cur, moved *Meal) error {
 	// One attempt without the SDK's retries, so that "not found" means
 	// another writer took the old row, not that a lost attempt of this
 	// very delete did.
-	err := w.rows.DeleteVersionOnce(ctx, cur)
+	old := *cur
+	err := w.rows.DeleteVersionOnce(ctx, &old)
+	var cc *commentsChanged
+	for range commentAttempts {
+		if !errors.As(err, &cc) {
+			break
+		}
+		if cerr := w.rows.CopyComments(ctx, moved, cc.latest.Comments); cerr != nil {
+			// The old row keeps its comments; keep both rows.
+			w.log.Error("comments not copied to a moved meal", "user_id", cur.UserID, "err", cerr)
+			return fmt.Errorf("meal: move: comments not copied, the meal may be in both places: %w", cerr)
+		}
+		old.Comments, old.CommentRev = cc.latest.Comments, cc.latest.CommentRev
+		err = w.rows.DeleteVersionOnce(ctx, &old)
+	}
 	retried := false
 	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
 		// Whether the old row went is unknown: ask again, past a cancelled
 		// request too. A delete that went through the first time is
 		// ErrNotFound now.
 		w.log.Warn("old meal row not deleted after a move, retrying", "user_id", cur.UserID, "err", err)
-		err, retried = w.rows.DeleteVersion(context.WithoutCancel(ctx), cur), true
+		err, retried = w.rows.DeleteVersion(context.WithoutCancel(ctx), &old), true
 	}
 	switch {
 	case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound) && !retried:
 		// The old meal changed, moved or was deleted (another window)
 		// while it was copied: undo the copy, so the other change stands
 		// and the meal is neither doubled nor brought back.
-		w.undoMove(ctx, moved)
+		w.undoMove(ctx, cur, moved)
 		return err
 	case errors.Is(err, ErrNotFound):
 		// Asked again, the old row is gone: the first delete went through,
@@ -104,10 +122,24 @@ func (w *writer) retire(ctx context.Context, cur, moved *Meal) error {
 
 // undoMove deletes moved, the row and objects a move just wrote, past a
 // cancelled request too. "Not found" there is an attempt of this undo
-// that went through.
-func (w *writer) undoMove(ctx context.Context, moved *Meal) {
+// that went through. A comment written on the new row meanwhile is copied
+// back to cur's row first, if it is still there.
+func (w *writer) undoMove(ctx context.Context, cur, moved *Meal) {
 	bg := context.WithoutCancel(ctx)
-	if err := w.rows.DeleteVersion(bg, moved); err != nil && !errors.Is(err, ErrNotFound) {
+	undo := *moved
+	err := w.rows.DeleteVersion(bg, &undo)
+	var cc *commentsChanged
+	for range commentAttempts {
+		if !errors.As(err, &cc) {
+			break
+		}
+		if cerr := w.rows.CopyComments(bg, cur, cc.latest.Comments); cerr != nil {
+			w.log.Error("comments of an undone move not copied back", "user_id", cur.UserID, "err", cerr)
+		}
+		undo.CommentRev = cc.latest.CommentRev
+		err = w.rows.DeleteVersion(bg, &undo)
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		w.log.Error("moved meal not undone", "user_id", moved.UserID, "err", err)
 		return
 	}

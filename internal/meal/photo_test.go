@@ -77,7 +77,7 @@ func TestUploadFixtures(t *testing.T) {
 		{file: "screenshot.png", body: smallPNG, portrait: true},
 		{file: "photo.webp"},
 		{file: "wide-gamut-p3.jpg"},
-		{file: "big-16bit.png", body: bigPNGHeader, msg: "too large to read: at 7000 × 7000 pixels with 16-bit colour with transparency it needs 445 MB of memory"},
+		{file: "big-16bit.png", body: bigPNGHeader, msg: "too large to read: at 7000 × 7000 pixels with 16-bit colour with transparency it needs 449 MB of memory"},
 		{file: "not-an-image.jpg", msg: "not a JPEG, PNG, WebP or HEIC image"},
 		{file: "truncated.jpg", msg: "damaged or incomplete"},
 		{file: "empty.jpg", msg: "The photo file is empty"},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"ndiro/internal/photo"
+	"ndiro/internal/storage"
 )
 
 // The stores a meal write spans, as small interfaces naming only what a
@@ -19,6 +20,7 @@ type (
 		Update(ctx context.Context, m *Meal) error
 		DeleteVersion(ctx context.Context, m *Meal) error
 		DeleteVersionOnce(ctx context.Context, m *Meal) error
+		CopyComments(ctx context.Context, m *Meal, cs map[string]Comment) error
 	}
 	objects interface {
 		Put(ctx context.Context, key string, body []byte, v photo.Version) error
@@ -144,7 +146,7 @@ func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version)
 		}
 	}
 	if err := w.rows.Create(ctx, m); err != nil {
-		if u.present() {
+		if u.present() && !unanswered(err) {
 			w.drop(ctx, m.UserID, m.PhotoKeys())
 		}
 		return err
@@ -152,6 +154,12 @@ func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version)
 	w.done(ctx, m.UserID, u)
 	return nil
 }
+
+// unanswered reports whether a row write failed without an answer
+// (storage.ErrUnavailable): DynamoDB may have applied it all the same, so
+// the photo objects the row names stay. At worst they are objects no row
+// names, which the orphan check finds; never a row whose photo is gone.
+func unanswered(err error) bool { return errors.Is(err, storage.ErrUnavailable) }
 
 // change describes an edit: the new fields, the new date and time (which
 // may move the meal), and what happens to the photo.

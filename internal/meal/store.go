@@ -135,28 +135,47 @@ var ErrConflict = errors.New("meal changed meanwhile")
 
 // Update writes m, a meal read with Get and then edited, back in full. The
 // key, date and time never change. The write is conditional on the meal
-// still existing at the version that was read (m.Version), so editing a
-// meal deleted meanwhile returns ErrNotFound instead of bringing it back,
-// and one changed meanwhile returns ErrConflict instead of overwriting it.
-// On success m.Version is the new version.
+// still existing at the version and comment_rev that were read
+// (m.Version, m.CommentRev), so editing a meal deleted meanwhile returns
+// ErrNotFound instead of bringing it back, and one the owner changed
+// meanwhile returns ErrConflict instead of overwriting it. A refusal
+// caused only by comments written since the read (a newer comment_rev at
+// the same version) is no conflict: the owner's fields are put over the
+// newer comments, read from the refused row, and written again, so an
+// edit never drops a comment and never fails because of one. On success
+// m.Version is the new version and m.Comments what the row holds.
 //
 // A full conditional PutItem rather than an UpdateItem with REMOVE for
 // blanked fields: the in-process emulator ignores REMOVE, and a whole-item
 // write is equally one request.
 func (s *Store) Update(ctx context.Context, m *Meal) error {
 	read := m.Version
-	m.Version = read + 1
+	for attempt := 1; ; attempt++ {
+		m.Version = read + 1
+		err := s.replace(ctx, m, read, m.CommentRev)
+		var cc *commentsChanged
+		if errors.As(err, &cc) && attempt < commentAttempts {
+			m.Comments, m.CommentRev = cc.latest.Comments, cc.latest.CommentRev
+			continue
+		}
+		if err != nil {
+			m.Version = read
+			return fmt.Errorf("meal: update: %w", err)
+		}
+		return nil
+	}
+}
+
+// replace writes m whole, conditional on the row existing at version and
+// comment_rev rev (readCondition). A refusal is this very write sent
+// again by the SDK after its answer was lost (nil), or what refusal says
+// of the row refused over: ErrNotFound, *commentsChanged or ErrConflict.
+func (s *Store) replace(ctx context.Context, m *Meal, version, rev int64) error {
 	item, err := attributevalue.MarshalMap(m)
 	if err != nil {
-		m.Version = read
-		return fmt.Errorf("meal: update: encode: %w", err)
+		return fmt.Errorf("encode: %w", err)
 	}
-	cond, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("sk")).
-		And(expression.Name("version").Equal(expression.Value(read)))).Build()
-	if err != nil {
-		m.Version = read
-		return fmt.Errorf("meal: update: %w", err)
-	}
+	cond := readCondition(version, rev)
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           aws.String(s.table),
 		Item:                                item,
@@ -165,29 +184,17 @@ func (s *Store) Update(ctx context.Context, m *Meal) error {
 		ExpressionAttributeValues:           cond.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if err != nil {
-		m.Version = read
-	}
 	if dynamo.IsConditionFailed(err) {
-		// This very write sent again by the SDK after its answer was lost,
-		// changed by another writer, or gone: the row refused over says
-		// which.
 		got, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(m.UserID, m.SK), err)
 		switch {
 		case gerr != nil:
-			return fmt.Errorf("meal: update: %w", gerr)
+			return gerr
 		case dynamo.SameItem(got, item):
-			m.Version = read + 1
 			return nil
-		case len(got) > 0:
-			return fmt.Errorf("meal: update: %w", ErrConflict)
 		}
-		return fmt.Errorf("meal: update: %w", ErrNotFound)
+		return refusal(got, version, rev)
 	}
-	if err != nil {
-		return fmt.Errorf("meal: update: %w", err)
-	}
-	return nil
+	return err
 }
 
 // holds reports whether the row at sk is item, the one a conditional put
@@ -212,11 +219,12 @@ func mustDate(s string) Date {
 	return d
 }
 
-// DeleteVersion removes m's row only if it is still at m.Version (the last
-// step of a move: the row moved away must be the one that was copied). It
-// returns ErrConflict if the row changed meanwhile and ErrNotFound if it is
-// gone, which after the SDK's own retries may also mean that an earlier
-// attempt of this call deleted it.
+// DeleteVersion removes m's row only if it is still at m.Version and
+// m.CommentRev (the last step of a move: the row moved away must be the
+// one that was copied, comments included). It returns ErrConflict if the
+// row changed meanwhile (a *commentsChanged holding the row if only its
+// comments did) and ErrNotFound if it is gone, which after the SDK's own
+// retries may also mean that an earlier attempt of this call deleted it.
 func (s *Store) DeleteVersion(ctx context.Context, m *Meal) error {
 	return s.deleteVersion(ctx, m)
 }
@@ -230,12 +238,8 @@ func (s *Store) DeleteVersionOnce(ctx context.Context, m *Meal) error {
 }
 
 func (s *Store) deleteVersion(ctx context.Context, m *Meal, optFns ...func(*dynamodb.Options)) error {
-	cond, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("sk")).
-		And(expression.Name("version").Equal(expression.Value(m.Version)))).Build()
-	if err != nil {
-		return fmt.Errorf("meal: delete version: %w", err)
-	}
-	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	cond := readCondition(m.Version, m.CommentRev)
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                           aws.String(s.table),
 		Key:                                 key(m.UserID, m.SK),
 		ConditionExpression:                 cond.Condition(),
@@ -246,13 +250,10 @@ func (s *Store) deleteVersion(ctx context.Context, m *Meal, optFns ...func(*dyna
 	if dynamo.IsConditionFailed(err) {
 		// Changed or gone: the row refused over says which.
 		got, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(m.UserID, m.SK), err)
-		switch {
-		case gerr != nil:
+		if gerr != nil {
 			return fmt.Errorf("meal: delete version: %w", gerr)
-		case len(got) > 0:
-			return fmt.Errorf("meal: delete version: %w", ErrConflict)
 		}
-		return fmt.Errorf("meal: delete version: %w", ErrNotFound)
+		return fmt.Errorf("meal: delete version: %w", refusal(got, m.Version, m.CommentRev))
 	}
 	if err != nil {
 		return fmt.Errorf("meal: delete version: %w", err)
@@ -338,6 +339,50 @@ func (s *Store) Beyond(ctx context.Context, userID, lo, hi string, before bool) 
 	var m Meal
 	if err := attributevalue.UnmarshalMap(out.Items[0], &m); err != nil {
 		return nil, fmt.Errorf("meal: beyond: decode: %w", err)
+	}
+	return &m, nil
+}
+
+// Adjacent returns userID's meal next to the one at sort key sk within
+// lo..hi (DayRange's bounds, e.g. a share's range): with before, the
+// last meal below sk; otherwise the first above it. It is ONE Query with
+// Limit 1 whose key condition is clamped to lo..hi, so nothing outside
+// them is read: sk BETWEEN lo AND below(sk), read backwards, or BETWEEN
+// above(sk) AND hi (KeyBelow, KeyAbove). It returns ErrNotFound when there
+// is no such meal, and for an sk that is not a sort key.
+func (s *Store) Adjacent(ctx context.Context, userID, sk, lo, hi string, before bool) (*Meal, error) {
+	if _, _, err := ParseSortKey(sk); err != nil {
+		return nil, fmt.Errorf("meal: adjacent: %w", ErrNotFound)
+	}
+	a, b := KeyAbove(sk), hi
+	if before {
+		a, b = lo, KeyBelow(sk)
+	}
+	if b < a {
+		return nil, fmt.Errorf("meal: adjacent: %w", ErrNotFound)
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("user_id").Equal(expression.Value(userID)).
+		And(expression.KeyBetween(expression.Key("sk"), expression.Value(a), expression.Value(b)))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("meal: adjacent: %w", err)
+	}
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		Limit:                     aws.Int32(1),
+		ScanIndexForward:          aws.Bool(!before),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("meal: adjacent: %w", err)
+	}
+	if len(out.Items) == 0 {
+		return nil, fmt.Errorf("meal: adjacent: %w", ErrNotFound)
+	}
+	var m Meal
+	if err := attributevalue.UnmarshalMap(out.Items[0], &m); err != nil {
+		return nil, fmt.Errorf("meal: adjacent: decode: %w", err)
 	}
 	return &m, nil
 }

@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	_ "embed"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math"
 )
@@ -50,166 +51,147 @@ func (g Gamut) String() string {
 	return "srgb"
 }
 
-// maxICC bounds the profile bytes read from an upload.
-const maxICC = 1 << 20
-
 // readICC returns the ICC profile embedded in an upload of format f, or
 // nil: a JPEG's APP2 ICC_PROFILE segments (joined in sequence order), a
-// PNG's iCCP chunk (inflated) or a WebP's ICCP chunk. Damaged or
-// oversized profiles are nil: the photo still counts, as sRGB.
+// PNG's iCCP chunk (inflated) or a WebP's ICCP chunk, each found by
+// walking the format's segments or chunks (segment.go). A profile over
+// maxICC, or damaged, is nil: the photo still counts, as sRGB.
 func readICC(r io.ReaderAt, size int64, f Format) []byte {
 	switch f {
 	case JPEG:
-		return jpegICC(r, size)
+		return jpegMeta(r, size).icc
 	case PNG:
 		return pngICC(r, size)
 	case WebP:
-		return webpICC(r, size)
+		return webpMeta(r, size).icc
 	}
 	return nil
 }
 
-// jpegICC joins the APP2 "ICC_PROFILE\0" segments found before the first
-// scan (each: sequence number, count, a part of the profile).
-func jpegICC(r io.ReaderAt, size int64) []byte {
-	parts := map[byte][]byte{}
-	var count byte
-	total := 0
-	err := jpegSegments(r, size, func(marker byte, body []byte) bool {
-		if marker != 0xE2 || len(body) < 14 || string(body[:12]) != "ICC_PROFILE\x00" {
-			return true
-		}
-		seq, n := body[12], body[13]
-		if seq == 0 || n == 0 || seq > n || (count != 0 && n != count) || parts[seq] != nil {
-			total = maxICC + 1 // inconsistent: give up
-			return false
-		}
-		count = n
-		parts[seq] = body[14:]
-		total += len(body) - 14
-		return total <= maxICC
-	})
-	if err != nil || count == 0 || total > maxICC || len(parts) != int(count) {
+// iccParts gathers a JPEG's APP2 "ICC_PROFILE\0" segments (each: sequence
+// number 1–n, count n, a part of the profile), in any order, up to maxICC
+// bytes in all.
+type iccParts struct {
+	parts  map[byte][]byte
+	count  byte
+	total  int
+	broken bool // inconsistent numbering, or over maxICC: no profile
+}
+
+// add takes the body of one APP2 segment; others than ICC_PROFILE are
+// ignored.
+func (p *iccParts) add(body []byte) {
+	if p.broken || len(body) < 14 || string(body[:12]) != "ICC_PROFILE\x00" {
+		return
+	}
+	seq, n := body[12], body[13]
+	if seq == 0 || n == 0 || seq > n || (p.count != 0 && n != p.count) || p.parts[seq] != nil {
+		p.broken = true
+		return
+	}
+	p.total += len(body) - 14
+	if p.total > maxICC {
+		p.broken, p.parts = true, nil
+		return
+	}
+	if p.parts == nil {
+		p.parts = map[byte][]byte{}
+	}
+	p.count = n
+	p.parts[seq] = bytes.Clone(body[14:])
+}
+
+// profile joins the parts, or returns nil if any is missing.
+func (p *iccParts) profile() []byte {
+	if p.broken || p.count == 0 || len(p.parts) != int(p.count) {
 		return nil
 	}
-	var out []byte
-	for i := byte(1); i <= count; i++ {
-		out = append(out, parts[i]...)
+	out := make([]byte, 0, p.total)
+	for i := 1; i <= int(p.count); i++ { // an int: a byte counter never passes 255
+		out = append(out, p.parts[byte(i)]...)
 	}
 	return out
 }
 
-// jpegSegments calls fn with each marker segment (its marker byte and
-// body) from the start of a JPEG to its first scan (SOS), or until fn
-// returns false.
-func jpegSegments(r io.ReaderAt, size int64, fn func(marker byte, body []byte) bool) error {
-	sr := io.NewSectionReader(r, 0, size)
-	var hdr [4]byte
-	if _, err := io.ReadFull(sr, hdr[:2]); err != nil || hdr[0] != 0xFF || hdr[1] != 0xD8 {
-		return errNotJPEG
-	}
-	for {
-		if _, err := io.ReadFull(sr, hdr[:2]); err != nil {
-			return err
-		}
-		for hdr[1] == 0xFF { // fill bytes
-			if _, err := io.ReadFull(sr, hdr[1:2]); err != nil {
-				return err
-			}
-		}
-		if hdr[0] != 0xFF {
-			return errNotJPEG
-		}
-		m := hdr[1]
-		if m == 0xD8 || (m >= 0xD0 && m <= 0xD7) || m == 0x01 {
-			continue // markers without a body
-		}
-		if m == 0xDA || m == 0xD9 {
-			return nil
-		}
-		if _, err := io.ReadFull(sr, hdr[2:4]); err != nil {
-			return err
-		}
-		n := int(binary.BigEndian.Uint16(hdr[2:4])) - 2
-		if n < 0 {
-			return errNotJPEG
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(sr, body); err != nil {
-			return err
-		}
-		if !fn(m, body) {
-			return nil
-		}
-	}
-}
-
-// pngICC inflates the iCCP chunk found before the image data.
+// pngICC inflates the first iCCP chunk found before the image data: a
+// profile name (1–79 bytes), NUL, compression method 0, then zlib data,
+// read through the chunk walker's cursor and inflated into at most maxICC
+// bytes (a profile that inflates to more is nil: a PNG's iCCP can inflate
+// to gigabytes).
 func pngICC(r io.ReaderAt, size int64) []byte {
-	sr := io.NewSectionReader(r, 8, size-8)
-	var hdr [8]byte
-	for {
-		if _, err := io.ReadFull(sr, hdr[:]); err != nil {
-			return nil
-		}
-		n := int64(binary.BigEndian.Uint32(hdr[:4]))
-		typ := string(hdr[4:8])
-		if typ == "IDAT" || typ == "IEND" || n > maxICC {
-			return nil
+	var prof []byte
+	pngChunks(r, size, func(typ string, n int64, body *cursor) bool {
+		if typ == "IDAT" {
+			return false
 		}
 		if typ != "iCCP" {
-			if _, err := sr.Seek(n+4, io.SeekCurrent); err != nil {
-				return nil
-			}
-			continue
+			return true
 		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(sr, body); err != nil {
-			return nil
+		var head [81]byte
+		k := min(n, int64(len(head)))
+		if body.read(head[:k]) != nil {
+			return false
 		}
-		// Profile name (1–79 bytes), NUL, compression method 0 (zlib).
-		i := bytes.IndexByte(body, 0)
-		if i < 1 || i+2 > len(body) || body[i+1] != 0 {
-			return nil
+		i := bytes.IndexByte(head[:k], 0)
+		if i < 1 || int64(i+2) > k || head[i+1] != 0 {
+			return false
 		}
-		zr, err := zlib.NewReader(bytes.NewReader(body[i+2:]))
+		// What of the zlib data was read with the name goes first.
+		z := io.MultiReader(bytes.NewReader(head[i+2:k]), io.LimitReader(body, n-k))
+		zr, err := zlib.NewReader(z)
 		if err != nil {
-			return nil
+			return false
 		}
-		prof, err := io.ReadAll(io.LimitReader(zr, maxICC+1))
-		if err != nil || len(prof) > maxICC {
-			return nil
+		buf := make([]byte, maxICC+1)
+		m, err := io.ReadFull(zr, buf)
+		if m > maxICC || (err != nil && !errors.Is(err, io.ErrUnexpectedEOF)) {
+			return false
 		}
-		return prof
-	}
+		prof = buf[:m]
+		return false
+	})
+	return prof
 }
 
-// webpICC returns the ICCP chunk of an extended (VP8X) WebP.
-func webpICC(r io.ReaderAt, size int64) []byte {
-	sr := io.NewSectionReader(r, 12, size-12)
-	var hdr [8]byte
-	for {
-		if _, err := io.ReadFull(sr, hdr[:]); err != nil {
-			return nil
-		}
-		n := int64(binary.LittleEndian.Uint32(hdr[4:8]))
-		switch string(hdr[:4]) {
+// webpLayout is what the pipeline reads of a WebP's chunks before
+// decoding it.
+type webpLayout struct {
+	// icc is the ICCP chunk, nil if none or over maxICC.
+	icc []byte
+	// vp8 is the length of a lossy image's VP8 chunk, which
+	// x/image/webp reads whole into memory to decode; 0 for a lossless
+	// one.
+	vp8 int64
+	// packedAlpha: the alpha plane (ALPH) is compressed, which the
+	// decoder unpacks through a full NRGBA image of its own.
+	packedAlpha bool
+}
+
+// webpMeta walks a WebP's chunks up to its image data (VP8 or VP8L):
+// the profile comes before it, and ALPH right before VP8.
+func webpMeta(r io.ReaderAt, size int64) webpLayout {
+	var w webpLayout
+	riffChunks(r, size, func(fourCC string, n int64, body *cursor) bool {
+		switch fourCC {
 		case "ICCP":
-			if n > maxICC {
-				return nil
+			if w.icc == nil && n <= maxICC {
+				prof := make([]byte, n)
+				if body.read(prof) == nil {
+					w.icc = prof
+				}
 			}
-			prof := make([]byte, n)
-			if _, err := io.ReadFull(sr, prof); err != nil {
-				return nil
-			}
-			return prof
-		case "VP8 ", "VP8L", "ANIM":
-			return nil // the profile comes before the image data
+		case "ALPH":
+			b, err := body.byte1()
+			w.packedAlpha = err == nil && b&0x03 == 1
+		case "VP8 ":
+			w.vp8 = n
+			return false
+		case "VP8L", "ANIM":
+			return false
 		}
-		if _, err := sr.Seek(n+n%2, io.SeekCurrent); err != nil {
-			return nil
-		}
-	}
+		return true
+	})
+	return w
 }
 
 // Colorant XYZ values (D50, as ICC profiles store them) of the two RGB

@@ -156,12 +156,13 @@ func (d *HEICDecoder) Close() error {
 	return nil
 }
 
-// decode turns the HEIC data into the two stored copies in the worker,
-// tagged for gamut. It waits for its turn (ErrBusy past the decoder's
+// decode turns the HEIC file of size bytes read from src into the two
+// stored copies in the worker, tagged for gamut. The file is streamed to
+// the worker from src, never copied into the server's memory. It waits for its turn (ErrBusy past the decoder's
 // wait, or ctx's error), starts the worker if need be
 // (ErrHEICUnavailable), and kills it past the limits (ErrHEICTimeout,
 // ErrHEICMemory); a worker that cannot read the file answers ErrDamaged.
-func (d *HEICDecoder) decode(ctx context.Context, data []byte, g Gamut) (*Processed, error) {
+func (d *HEICDecoder) decode(ctx context.Context, src io.Reader, size int64, g Gamut) (*Processed, error) {
 	wctx, cancel := context.WithTimeout(ctx, d.wait)
 	defer cancel()
 	select {
@@ -193,7 +194,7 @@ func (d *HEICDecoder) decode(ctx context.Context, data []byte, g Gamut) (*Proces
 	}
 	ch := make(chan answer, 1)
 	go func() {
-		p, err := w.roundTrip(data, g)
+		p, err := w.roundTrip(src, size, g)
 		ch <- answer{p, err}
 	}()
 	timer := time.NewTimer(limits.Timeout)
@@ -416,6 +417,10 @@ func (l logWriter) Write(p []byte) (int, error) {
 // (anything else) followed by a message (uint32 length and text).
 const heicHello = "ndiro heic-worker 1\n"
 
+// heicCopyBuffer is the buffer a request's file is streamed to the worker
+// through, in bytes.
+const heicCopyBuffer = 32 << 10
+
 // maxHEICFile bounds a request (the form's limit is lower).
 const maxHEICFile = 64 << 20
 
@@ -423,13 +428,18 @@ const maxHEICFile = 64 << 20
 // are an error's text, far shorter.
 const maxHEICMessage = 64 << 10
 
-func (w *heicWorker) roundTrip(data []byte, g Gamut) (*Processed, error) {
+// roundTrip sends one request, the file streamed from src through a
+// buffer of heicCopyBuffer bytes, and reads the answer.
+func (w *heicWorker) roundTrip(src io.Reader, size int64, g Gamut) (*Processed, error) {
 	hdr := []byte{'H', byte(g)}
-	hdr = binary.BigEndian.AppendUint64(hdr, uint64(len(data)))
+	hdr = binary.BigEndian.AppendUint64(hdr, uint64(size))
 	if _, err := w.in.Write(hdr); err != nil {
 		return nil, fmt.Errorf("write to worker: %w", err)
 	}
-	if _, err := w.in.Write(data); err != nil {
+	// writerOnly hides the pipe's ReadFrom, which would allocate a
+	// buffer of its own.
+	type writerOnly struct{ io.Writer }
+	if _, err := io.CopyBuffer(writerOnly{w.in}, io.LimitReader(src, size), make([]byte, heicCopyBuffer)); err != nil {
 		return nil, fmt.Errorf("write to worker: %w", err)
 	}
 	kind, err := w.out.ReadByte()

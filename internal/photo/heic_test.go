@@ -240,7 +240,7 @@ func TestHEICCancelled(t *testing.T) {
 }
 
 // cpuTime is the user and system CPU time this process has used.
-func cpuTime(t *testing.T) time.Duration {
+func cpuTime(t testing.TB) time.Duration {
 	t.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

@@ -124,13 +124,19 @@ func TestParseHEIFMalformed(t *testing.T) {
 	}
 }
 
-// FuzzParseHEIF: parseHEIF never panics, and refuses with errHEIF.
+// FuzzParseHEIF: parseHEIF never panics, refuses with errHEIF, and
+// returns no profile or Exif item over its bound (seed corpus:
+// testdata/fuzz/FuzzParseHEIF).
 func FuzzParseHEIF(f *testing.F) {
 	f.Add(heifFile(heifBox("ftyp", heifFtypBody), heifMeta, heifMdat))
 	f.Add(heifFile(heifBox("ftyp", heifFtypBody), heifBox64("ftyp", 0, nil), heifMeta))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := parseHEIF(bytes.NewReader(data), int64(len(data))); err != nil && !errors.Is(err, errHEIF) {
+		info, err := parseHEIF(bytes.NewReader(data), int64(len(data)))
+		if err != nil && !errors.Is(err, errHEIF) {
 			t.Errorf("parseHEIF = %v, want errHEIF", err)
+		}
+		if err == nil && (len(info.ICC) > maxICC || len(info.Exif) > maxHEIFExif) {
+			t.Errorf("parseHEIF = a %d-byte profile, a %d-byte Exif item; want at most %d and %d", len(info.ICC), len(info.Exif), maxICC, maxHEIFExif)
 		}
 	})
 }

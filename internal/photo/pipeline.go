@@ -11,16 +11,13 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/draw"
-	_ "image/jpeg" // decoders, registered for image.Decode
+	"image/jpeg" // with image/png and x/image/webp, decoders for image.Decode
 	_ "image/png"
 	"io"
-	"strings"
+	"os"
 	"sync"
 	"time"
 
-	"github.com/disintegration/imaging"
-	"github.com/rwcarlsen/goexif/exif"
 	_ "golang.org/x/image/webp"
 	"golang.org/x/sync/semaphore"
 )
@@ -129,7 +126,7 @@ type Processed struct {
 // decodes by decoded bytes against a memory budget).
 const (
 	// DefaultBudget is how many bytes all decodes in progress may hold
-	// together: two 12-megapixel phone photos (about 56 MB each), or one
+	// together: two 12-megapixel phone photos (about 60 MB each), or one
 	// 48-megapixel one. The server's GOMEMLIMIT (deploy/ndiro.service)
 	// leaves room for it above the photo cache.
 	DefaultBudget = 160 << 20
@@ -165,12 +162,16 @@ func (e *MemoryError) Error() string {
 // Is makes errors.Is(err, ErrNeedsTooMuchMemory) true.
 func (e *MemoryError) Is(target error) bool { return target == ErrNeedsTooMuchMemory }
 
-// Pipeline turns uploads into stored copies. Decodes are admitted by the
-// memory they will hold (decodeCost: the decoded image from its declared
-// size and colour model, plus the resize buffers), not by count, against
-// a byte budget shared by all uploads (a weighted semaphore): so memory
-// stays bounded with any mix of images at any concurrency, and an image
-// that alone needs more than the budget is refused before any decoding.
+// Pipeline turns uploads into stored copies. Every step that holds memory
+// is admitted by the bytes it will hold, not by count, against a byte
+// budget shared by all uploads (a weighted semaphore): reading an
+// upload's header (MetaBound of its format: the bounded metadata
+// readers), then its decode (decodeCost: the decoded image from its
+// declared size and colour model, what the decoder keeps of the file, the
+// resize buffers), each with whatever of the upload sits in memory. So
+// memory stays bounded with any mix of images at any concurrency, and an
+// image that alone needs more than the budget is refused before any
+// decoding.
 type Pipeline struct {
 	sem    *semaphore.Weighted
 	budget int64
@@ -210,16 +211,22 @@ func (p *Pipeline) Process(ctx context.Context, data []byte) (*Processed, error)
 
 // ProcessAt checks and converts one upload of size bytes read from src
 // (a multipart file spooled to disk, so only what the decoder buffers is
-// in memory): the format from its bytes; the declared size from its
-// header, before decoding (ErrTooLarge); the memory its decode needs
-// against the budget (*MemoryError if more than all of it; otherwise it
-// waits for its share, at most the pipeline's wait: ErrBusy, or ctx's
-// error); the ICC profile classified (Gamut); a full decode (ErrDamaged
-// for truncated or corrupt data); a JPEG's EXIF orientation applied;
-// transparent pixels flattened onto white; then both copies encoded as
-// JPEG, a Display P3 source's tagged with our profile. The full-size image
-// is dropped, and its share of the budget given back, as soon as the
-// display copy is made.
+// in memory): the format from its bytes; then, holding MetaBound(format)
+// of the budget, its header (readHeader: the declared size, ErrTooLarge
+// before decoding; the ICC profile classified, Gamut; a JPEG's EXIF
+// orientation and capture time), every reader bounded by what its format
+// allows; then the memory its decode needs (decodeCost; *MemoryError if
+// more than the whole budget), for which it waits, at most the pipeline's
+// wait in all (ErrBusy, or ctx's error); a full decode (ErrDamaged for
+// truncated or corrupt data); the EXIF orientation applied; transparent
+// pixels flattened onto white; then both copies encoded as JPEG, a
+// Display P3 source's tagged with our profile. An upload src holds in
+// memory (anything but an *os.File: a small multipart part, Process's
+// bytes) counts against the budget too, from start to end. The header's
+// share is given back before the decode's is asked for: an upload waiting
+// for its decode holds none of the budget but what it keeps in memory.
+// The full-size image is dropped, and its share given back, as soon as
+// the display copy is made.
 func (p *Pipeline) ProcessAt(ctx context.Context, src io.ReaderAt, size int64) (*Processed, error) {
 	var head [16]byte
 	n, _ := src.ReadAt(head[:], 0)
@@ -227,38 +234,30 @@ func (p *Pipeline) ProcessAt(ctx context.Context, src io.ReaderAt, size int64) (
 	if err != nil {
 		return nil, err
 	}
-	if format == HEIC {
-		return p.processHEIC(ctx, src, size)
-	}
-	cfg, _, err := image.DecodeConfig(io.NewSectionReader(src, 0, size))
-	if err != nil {
-		return nil, ErrDamaged
-	}
-	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return nil, ErrDamaged
-	}
-	if cfg.Width > MaxSide || cfg.Height > MaxSide || int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
-		return nil, ErrTooLarge
-	}
-	cost, depth := decodeCost(format, cfg, src, size)
-	if cost > p.budget {
-		return nil, &MemoryError{Width: cfg.Width, Height: cfg.Height, Depth: depth, Need: cost, Budget: p.budget}
-	}
-
-	out := &Processed{Gamut: classifyICC(readICC(src, size, format))}
-	var orientation int
-	if format == JPEG {
-		orientation, out.Taken = readEXIF(io.NewSectionReader(src, 0, size))
-	}
-
 	wctx, cancel := context.WithTimeout(ctx, p.wait)
-	err = p.sem.Acquire(wctx, cost)
-	cancel()
+	defer cancel()
+	inMemory := int64(0)
+	if _, onDisk := src.(*os.File); !onDisk {
+		inMemory = size
+	}
+	release, err := p.acquire(ctx, wctx, min(p.budget, MetaBound(format)+inMemory))
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, ErrBusy
+		return nil, err
+	}
+	h, err := readHeader(src, size, format)
+	release()
+	if err != nil {
+		return nil, err
+	}
+	if format == HEIC {
+		return p.processHEIC(ctx, wctx, src, size, inMemory, h)
+	}
+	cost, depth := decodeCost(h)
+	if cost += inMemory; cost > p.budget {
+		return nil, &MemoryError{Width: h.cfg.Width, Height: h.cfg.Height, Depth: depth, Need: cost, Budget: p.budget}
+	}
+	if err := p.sem.Acquire(wctx, cost); err != nil {
+		return nil, p.refused(ctx)
 	}
 	held := cost
 	defer func() { p.sem.Release(held) }()
@@ -267,9 +266,9 @@ func (p *Pipeline) ProcessAt(ctx context.Context, src io.ReaderAt, size int64) (
 	if err != nil {
 		return nil, ErrDamaged
 	}
-	copies, err := finish(img, orientation, out.Gamut, func(display *image.NRGBA) {
+	copies, err := finish(img, h.orientation, h.gamut, func(display *image.RGBA) {
 		// The full-size decode is garbage now: give its share back.
-		if rest := afterResizeCost(display); rest < held {
+		if rest := afterResizeCost(display) + inMemory; rest < held {
 			p.sem.Release(held - rest)
 			held = rest
 		}
@@ -277,8 +276,28 @@ func (p *Pipeline) ProcessAt(ctx context.Context, src io.ReaderAt, size int64) (
 	if err != nil {
 		return nil, err
 	}
-	copies.Taken = out.Taken
+	copies.Taken = h.taken
 	return copies, nil
+}
+
+// acquire takes n bytes of the budget, waiting until wctx ends (the
+// refusal: ErrBusy, or ctx's error if the upload itself was given up),
+// and returns the function that gives them back, once.
+func (p *Pipeline) acquire(ctx, wctx context.Context, n int64) (release func(), err error) {
+	if err := p.sem.Acquire(wctx, n); err != nil {
+		return nil, p.refused(ctx)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { p.sem.Release(n) }) }, nil
+}
+
+// refused is the error of an upload whose wait for the budget ended:
+// ctx's error if the upload was given up, else ErrBusy.
+func (p *Pipeline) refused(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return ErrBusy
 }
 
 // finish makes the two stored copies of a decoded image: the display copy
@@ -288,17 +307,17 @@ func (p *Pipeline) ProcessAt(ctx context.Context, src io.ReaderAt, size int64) (
 // encoded and tagged for g. The full-size img is dropped as soon as the
 // display copy exists; resized, if not nil, is called then. Taken is left
 // zero.
-func finish(img image.Image, orientation int, g Gamut, resized func(*image.NRGBA)) (*Processed, error) {
-	display := imaging.Fit(img, DisplaySide, DisplaySide, imaging.Lanczos)
+func finish(img image.Image, orientation int, g Gamut, resized func(*image.RGBA)) (*Processed, error) {
+	display := fit(img, DisplaySide)
 	img = nil
 	if resized != nil {
 		resized(display)
 	}
 	display = flatten(orient(display, orientation))
-	thumb := imaging.Fit(display, ThumbSide, ThumbSide, imaging.Lanczos)
+	thumb := fit(display, ThumbSide)
 	out := &Processed{Gamut: g}
-	out.Width, out.Height = display.Bounds().Dx(), display.Bounds().Dy()
-	out.ThumbWidth, out.ThumbHeight = thumb.Bounds().Dx(), thumb.Bounds().Dy()
+	out.Width, out.Height = display.Rect.Dx(), display.Rect.Dy()
+	out.ThumbWidth, out.ThumbHeight = thumb.Rect.Dx(), thumb.Rect.Dy()
 	var err error
 	if out.Display, err = encode(display, g); err != nil {
 		return nil, err
@@ -310,98 +329,77 @@ func finish(img image.Image, orientation int, g Gamut, resized func(*image.NRGBA
 	return out, nil
 }
 
-// processHEIC checks a HEIC upload from its container's boxes (the
-// decoder's own DecodeConfig fails on real photos): the primary image's
-// size against the pixel limits (ErrTooLarge), its colour from the colr
-// box (as a JPEG's profile), its capture time from the Exif item; then the
-// worker decodes it and makes the copies (HEICDecoder). The file's bytes
-// are held against the budget while it waits and decodes; the decode's
-// own memory is the worker's. No EXIF orientation is applied: the decoded
-// pixels are already upright (irot).
-func (p *Pipeline) processHEIC(ctx context.Context, src io.ReaderAt, size int64) (*Processed, error) {
-	info, err := parseHEIF(src, size)
-	if err != nil {
-		return nil, ErrDamaged
-	}
-	if info.Width > MaxSide || info.Height > MaxSide || int64(info.Width)*int64(info.Height) > MaxPixels {
-		return nil, ErrTooLarge
-	}
-	var taken time.Time
-	if info.Exif != nil {
-		_, taken = readEXIF(bytes.NewReader(info.Exif))
-	}
+// processHEIC takes a HEIC upload whose header (its container's boxes:
+// the decoder's own DecodeConfig fails on real photos) readHeader has
+// checked: the primary image's size against the pixel limits, its colour
+// from the colr box (as a JPEG's profile), its capture time from the Exif
+// item. Then the worker decodes it and makes the copies (HEICDecoder),
+// the file streamed to it from src: the server holds only the copy
+// buffer, with what src holds in memory (inMemory), against the budget;
+// the decode's own memory is the worker's. No EXIF orientation is
+// applied: the decoded pixels are already upright (irot).
+func (p *Pipeline) processHEIC(ctx, wctx context.Context, src io.ReaderAt, size, inMemory int64, h *header) (*Processed, error) {
 	if p.heic == nil {
 		return nil, ErrHEICUnavailable
 	}
-	wctx, cancel := context.WithTimeout(ctx, p.wait)
-	err = p.sem.Acquire(wctx, size)
-	cancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, ErrBusy
-	}
-	defer p.sem.Release(size)
-	data := make([]byte, size)
-	if _, err := src.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("photo: read upload: %w", err)
-	}
-	out, err := p.heic.decode(ctx, data, info.gamut())
+	release, err := p.acquire(ctx, wctx, min(p.budget, heicCopyBuffer+inMemory))
 	if err != nil {
 		return nil, err
 	}
-	out.Taken = taken
+	defer release()
+	out, err := p.heic.decode(ctx, io.NewSectionReader(src, 0, size), size, h.gamut)
+	if err != nil {
+		return nil, err
+	}
+	out.Taken = h.taken
 	return out, nil
 }
 
 // decodeCost returns the bytes ProcessAt holds at its peak for an image
-// of cfg, and words its pixel depth for MemoryError: the decoded image
+// of h, and words its pixel depth for MemoryError: the decoded image
 // (width × height × bytes per pixel of the colour model DecodeConfig
 // reports; for a JPEG, its real chroma subsampling read from the frame
-// header, and the coefficients a progressive JPEG keeps while decoding),
-// plus the resize to the display copy (imaging resizes horizontally first:
-// a display-wide, full-height NRGBA, then the display copy itself; an
-// image within the box is copied once to NRGBA).
-func decodeCost(f Format, cfg image.Config, src io.ReaderAt, size int64) (int64, string) {
+// header, and the coefficients a progressive JPEG keeps while decoding;
+// for a lossy WebP, its VP8 chunk, which the decoder reads whole, and the
+// NRGBA image a packed alpha plane is unpacked through), plus the resize
+// to the display copy (resize: a display-wide, full-height RGBA, the
+// display copy itself and resizeScratch; an image within the box is
+// copied once to RGBA).
+func decodeCost(h *header) (int64, string) {
+	cfg := h.cfg
 	px := float64(cfg.Width) * float64(cfg.Height)
 	bpp, depth := bytesPerPixel(cfg.ColorModel)
-	if f == JPEG {
-		if fr, ok := jpegFrameOf(src, size); ok {
-			if cfg.ColorModel == color.YCbCrModel {
-				bpp = fr.ycc
-			}
-			if fr.progressive {
-				bpp += 4 * fr.samples // int32 coefficients of every sample
-			}
+	extra := 0.0
+	switch {
+	case h.format == JPEG && h.jpeg.hasFrame:
+		fr := h.jpeg.frame
+		if cfg.ColorModel == color.YCbCrModel {
+			bpp = fr.ycc
+		}
+		if fr.progressive {
+			bpp += 4 * fr.samples // int32 coefficients of every sample
+		}
+	case h.format == WebP && cfg.ColorModel == color.NRGBAModel:
+		bpp = 8 // lossless: ARGB words, then the NRGBA image
+	case h.format == WebP:
+		extra = float64(h.webp.vp8)
+		if h.webp.packedAlpha {
+			bpp += 4
 		}
 	}
-	if f == WebP && cfg.ColorModel == color.NRGBAModel {
-		bpp = 8 // lossless: ARGB words, then the NRGBA image
+	w, hh := fitted(cfg.Width, cfg.Height, DisplaySide)
+	work := 4*float64(w)*float64(cfg.Height) + 4*float64(w)*float64(hh) + resizeScratch
+	if w == cfg.Width && hh == cfg.Height {
+		work = 4 * px // no resize: one RGBA copy
 	}
-	w, h := fitted(cfg.Width, cfg.Height, DisplaySide)
-	work := 4*float64(w)*float64(cfg.Height) + 4*float64(w)*float64(h)
-	if w == cfg.Width && h == cfg.Height {
-		work = 4 * px // no resize: one NRGBA copy
-	}
-	return int64(px*bpp + work), depth
+	return int64(px*bpp + work + extra), depth
 }
 
 // afterResizeCost is what ProcessAt holds once the display copy is made:
-// that copy, a turned one and a flattened one at most, and the thumbnail.
-func afterResizeCost(display *image.NRGBA) int64 {
-	return 3*int64(len(display.Pix)) + 4*ThumbSide*ThumbSide
-}
-
-// fitted is the size imaging.Fit gives a w × h image in a side × side box.
-func fitted(w, h, side int) (int, int) {
-	if w <= side && h <= side {
-		return w, h
-	}
-	if w >= h {
-		return side, max(1, int(float64(h)*float64(side)/float64(w)+0.5))
-	}
-	return max(1, int(float64(w)*float64(side)/float64(h)+0.5)), side
+// that copy, a turned one and a flattened one at most, and the
+// thumbnail's resize (its intermediate, scratch and the thumbnail).
+func afterResizeCost(display *image.RGBA) int64 {
+	return 3*int64(len(display.Pix)) + 4*ThumbSide*int64(display.Rect.Dy()) + resizeScratch + 4*ThumbSide*ThumbSide
 }
 
 // bytesPerPixel is the memory one pixel of a decoded image of model m
@@ -429,126 +427,15 @@ func bytesPerPixel(m color.Model) (float64, string) {
 	return 8, "its colour depth"
 }
 
-// jpegFrame is what the frame header (SOFn) says about a JPEG's memory.
-type jpegFrame struct {
-	// ycc is bytes per pixel of the decoded image.YCbCr (3 for 4:4:4, 1.5
-	// for 4:2:0); samples the samples per pixel over all components.
-	ycc, samples float64
-	progressive  bool
-}
-
-// jpegFrameOf reads the frame header: Go's decoder sizes the chroma planes
-// from the luma component's sampling factors.
-func jpegFrameOf(src io.ReaderAt, size int64) (jpegFrame, bool) {
-	var fr jpegFrame
-	ok := false
-	jpegSegments(src, size, func(m byte, b []byte) bool {
-		if m < 0xC0 || m > 0xC2 {
-			return true
-		}
-		if len(b) < 6 || len(b) < 6+3*int(b[5]) || b[5] == 0 {
-			return false
-		}
-		nc := int(b[5])
-		h0, v0 := float64(b[7]>>4), float64(b[7]&0x0F)
-		if h0 == 0 || v0 == 0 {
-			return false
-		}
-		fr.progressive = m == 0xC2
-		fr.ycc = 1 + 2/(h0*v0)
-		fr.samples = 1
-		for i := 1; i < nc; i++ {
-			h, v := float64(b[7+3*i]>>4), float64(b[7+3*i]&0x0F)
-			fr.samples += h * v / (h0 * v0)
-		}
-		ok = true
-		return false
-	})
-	return fr, ok
-}
-
 // encode writes img as a JPEG, tagged with our Display P3 profile if the
 // source was Display P3 (GamutOtherRGB is written untagged: see Gamut).
 func encode(img image.Image, g Gamut) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := imaging.Encode(&buf, img, imaging.JPEG, imaging.JPEGQuality(jpegQuality)); err != nil {
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: jpegQuality}); err != nil {
 		return nil, fmt.Errorf("photo: encode: %w", err)
 	}
 	if g == GamutDisplayP3 {
 		return tagDisplayP3(buf.Bytes()), nil
 	}
 	return buf.Bytes(), nil
-}
-
-// orient applies an EXIF orientation (1–8) so the pixels stand the way the
-// camera was held: 6 is "turn 90° clockwise to display", as phones write
-// portraits. imaging's rotations are counter-clockwise.
-func orient(img *image.NRGBA, o int) *image.NRGBA {
-	switch o {
-	case 2:
-		return imaging.FlipH(img)
-	case 3:
-		return imaging.Rotate180(img)
-	case 4:
-		return imaging.FlipV(img)
-	case 5:
-		return imaging.Transpose(img)
-	case 6:
-		return imaging.Rotate270(img)
-	case 7:
-		return imaging.Transverse(img)
-	case 8:
-		return imaging.Rotate90(img)
-	}
-	return img
-}
-
-// flatten composes img over white, so transparent areas (a screenshot's
-// rounded corners) become white in the JPEG rather than black.
-func flatten(img *image.NRGBA) *image.NRGBA {
-	opaque := true
-	for i := 3; i < len(img.Pix); i += 4 {
-		if img.Pix[i] != 0xFF {
-			opaque = false
-			break
-		}
-	}
-	if opaque {
-		return img
-	}
-	bg := image.NewNRGBA(img.Bounds())
-	draw.Draw(bg, bg.Bounds(), &image.Uniform{color.White}, image.Point{}, draw.Src)
-	draw.Draw(bg, bg.Bounds(), img, img.Bounds().Min, draw.Over)
-	return bg
-}
-
-// readEXIF returns the orientation (0 if none) and the capture time (zero
-// if none) from the EXIF data read from r: a JPEG file (its APP1 segment)
-// or bare TIFF data (a HEIC's Exif item). Damaged EXIF is ignored: the
-// pixels still count.
-func readEXIF(r io.Reader) (orientation int, taken time.Time) {
-	x, err := exif.Decode(r)
-	if err != nil {
-		return 0, time.Time{}
-	}
-	if tag, err := x.Get(exif.Orientation); err == nil {
-		if v, err := tag.Int(0); err == nil && v >= 1 && v <= 8 {
-			orientation = v
-		}
-	}
-	for _, name := range []exif.FieldName{exif.DateTimeOriginal, exif.DateTimeDigitized, exif.DateTime} {
-		tag, err := x.Get(name)
-		if err != nil {
-			continue
-		}
-		s, err := tag.StringVal()
-		if err != nil {
-			continue
-		}
-		t, err := time.Parse("2006:01:02 15:04:05", strings.TrimRight(strings.TrimSpace(s), "\x00"))
-		if err == nil && t.Year() >= 1990 {
-			return orientation, t
-		}
-	}
-	return orientation, time.Time{}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image"
 	"image/jpeg"
+	"math"
 	"os"
 	"testing"
 	"time"
@@ -28,6 +29,19 @@ type verdict struct {
 	whiteCorner bool
 	// p3: the source is Display P3; both copies carry our profile.
 	p3 bool
+	// ref, if set, is a stored copy to compare with its reference.
+	ref *reference
+}
+
+// reference is a copy as the pipeline made it with its former resizer
+// (disintegration/imaging's Lanczos, testdata/photos/reference): the new
+// one must match it within maxMean levels (mean absolute difference per
+// channel, 0–255) and minPSNR dB. The copies of the photo fixtures come
+// out the same to the byte; the screenshot's, flattened from transparent
+// pixels, within 0.003 levels (68 dB).
+type reference struct {
+	copy, file       string // copy: "display" or "thumb"
+	maxMean, minPSNR float64
 }
 
 // fixtures are decoded in full under the race detector, which makes a
@@ -35,13 +49,14 @@ type verdict struct {
 // case; phone-landscape.jpg's EXIF (little-endian, as Android writes it) is
 // checked on its quarter-size copy, which keeps that segment byte for byte.
 var fixtures = []verdict{
-	{file: "phone-portrait.jpg", portrait: true, taken: "2024-06-14 12:31:07", upright: true},
+	{file: "phone-portrait.jpg", portrait: true, taken: "2024-06-14 12:31:07", upright: true,
+		ref: &reference{"thumb", "reference/phone-portrait.thumb.jpg", 0.05, 60}},
 	{file: "phone-portrait-small.jpg", portrait: true, taken: "2024-06-14 12:31:07", upright: true},
 	{file: "phone-landscape-small.jpg", taken: "2024-09-02 19:47:55", upright: true},
-	{file: "small.jpg", maxW: 640, upright: true},
+	{file: "small.jpg", maxW: 640, upright: true, ref: &reference{"thumb", "reference/small.thumb.jpg", 0.05, 60}},
 	{file: "progressive.jpg", upright: true},
-	{file: "screenshot.png", portrait: true, whiteCorner: true},
-	{file: "photo.webp", upright: true},
+	{file: "screenshot.png", portrait: true, whiteCorner: true, ref: &reference{"display", "reference/screenshot.display.jpg", 0.05, 60}},
+	{file: "photo.webp", upright: true, ref: &reference{"thumb", "reference/photo-webp.thumb.jpg", 0.05, 60}},
 	{file: "wide-gamut-p3.jpg", p3: true, taken: "2025-05-17 12:41:03"},
 	{file: "not-an-image.jpg", err: photo.ErrUnsupported},
 	{file: "truncated.jpg", err: photo.ErrDamaged},
@@ -99,6 +114,10 @@ func TestProcessFixtures(t *testing.T) {
 			if want := map[bool]photo.Gamut{false: photo.GamutSRGB, true: photo.GamutDisplayP3}[tc.p3]; out.Gamut != want {
 				t.Errorf("gamut = %v, want %v", out.Gamut, want)
 			}
+			if tc.ref != nil {
+				b := map[string][]byte{"display": out.Display, "thumb": out.Thumb}[tc.ref.copy]
+				checkReference(t, tc.ref, b)
+			}
 			if tc.maxW > 0 && out.Width > tc.maxW {
 				t.Errorf("display width %d > %d: upscaled", out.Width, tc.maxW)
 			}
@@ -110,6 +129,42 @@ func TestProcessFixtures(t *testing.T) {
 				t.Errorf("capture time = %q, want %q", got, tc.taken)
 			}
 		})
+	}
+}
+
+// checkReference compares copy b, pixel by pixel, with its reference.
+func checkReference(t *testing.T, ref *reference, b []byte) {
+	t.Helper()
+	got, err := jpeg.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := jpeg.Decode(bytes.NewReader(apptest.Photo(t, ref.file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Bounds() != want.Bounds() {
+		t.Fatalf("%s is %v, its reference %s %v", ref.copy, got.Bounds(), ref.file, want.Bounds())
+	}
+	var sum, sq float64
+	r := got.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			r1, g1, b1, _ := got.At(x, y).RGBA()
+			r2, g2, b2, _ := want.At(x, y).RGBA()
+			for _, d := range []float64{float64(r1>>8) - float64(r2>>8), float64(g1>>8) - float64(g2>>8), float64(b1>>8) - float64(b2>>8)} {
+				sum += math.Abs(d)
+				sq += d * d
+			}
+		}
+	}
+	n := float64(3 * r.Dx() * r.Dy())
+	mean, psnr := sum/n, math.Inf(1)
+	if sq > 0 {
+		psnr = 10 * math.Log10(255*255/(sq/n))
+	}
+	if mean > ref.maxMean || psnr < ref.minPSNR {
+		t.Errorf("%s differs from %s by %.3f levels on average, PSNR %.1f dB; want at most %.2f, at least %.0f dB", ref.copy, ref.file, mean, psnr, ref.maxMean, ref.minPSNR)
 	}
 }
 

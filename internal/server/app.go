@@ -170,7 +170,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	photoCache := photoServer.Cache()
 	monitor := admin.NewMonitor(admin.MonitorDeps{
 		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache, HEIC: heic.Status,
-		Clock: b.clock(now), Mode: string(cfg.Mode), Log: log,
+		Clock: b.clock(now), Mode: string(cfg.Mode), Grace: cfg.OrphanGrace, Log: log,
 	})
 	deleter := account.NewDeleter(account.DeleterDeps{
 		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites,
@@ -232,6 +232,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Now:                now,
 			Log:                log,
 			BaseURL:            cfg.BaseURL,
+			IconPath:           st.URL("icon-512.png"),
 			TrustedProxyHeader: cfg.TrustedProxyHeader,
 		}),
 		Account: account.NewHandler(account.Deps{

@@ -353,7 +353,11 @@ func TestBrowserPages(t *testing.T) {
 	ms := fillMonth(t, app, "admin@example.com")
 	owner := app.Client()
 	owner.SignIn("admin@example.com")
-	tok := owner.CreateShare(url.Values{"label": {"Dr. Rossi, dietitian"}, "from": {"2026-09-01"}, "to": {"2026-09-14"}, "expiry": {"30"}, "notes": {"1"}, "numbers": {"1"}})
+	tok := owner.CreateShare(url.Values{"label": {"Dr. Rossi, dietitian"}, "from": {"2026-09-01"}, "to": {"2026-09-14"}, "expiry": {"30"}, "notes": {"1"}, "numbers": {"1"}, "comments": {"1"}})
+	shared := ms[13] // 5 Sep, lunch
+	if resp := app.Client().PostForm("/s/"+tok+"/meals/"+shared.Date+"/"+shared.ID+"/comments", url.Values{"text": {"Lovely plate. Could you add a portion of greens to lunches this week?"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("comment = %d", resp.StatusCode)
+	}
 	owner.CreateInvite(url.Values{"email": {"friend@example.com"}, "role": {"owner"}})
 	dir, fullPages := screenshots(t)
 	ctx := browser(t)
@@ -563,6 +567,41 @@ func TestBrowserPages(t *testing.T) {
 		t.Errorf("time zone saved without JavaScript = %v (%v), want Europe/Berlin", u, err)
 	}
 	shoot("390-nojs-account", false)
+
+	// A share's recipient: the overview, a week and a meal, at both sizes
+	// and in both colour schemes, checked as every page is.
+	js := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false})
+		return err
+	})
+	if err := within(js); err != nil {
+		t.Fatal(err)
+	}
+	sharePages := []struct{ name, path string }{
+		{"shared-overview", "/s/" + tok},
+		{"shared-week", "/s/" + tok + "/week?start=2026-09-01"},
+		{"shared-meal", "/s/" + tok + "/meals/" + shared.Date + "/" + shared.ID},
+	}
+	for _, size := range []struct {
+		name   string
+		strict bool
+		set    chromedp.Action[chromedp.Void]
+	}{{"390", true, phone()}, {"1280", false, desktop()}} {
+		for _, scheme := range []string{"light", "dark"} {
+			if err := within(size.set, colorScheme(scheme)); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range sharePages {
+				open(p.path)
+				name := size.name + "-" + p.name
+				if scheme == "dark" {
+					name = size.name + "-dark-" + p.name
+				}
+				shoot(name, true)
+				check(size.name+" "+scheme, p.name, size.strict && p.name != "shared-week")
+			}
+		}
+	}
 	t.Logf("screenshots in %s", dir)
 }
 

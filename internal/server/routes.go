@@ -129,13 +129,27 @@ func pages(d Deps) http.Handler {
 		// HEAD is routed here by name: GetHead (New) does not reach into
 		// a mounted router. A HEAD is never counted as an open.
 		page, week, photo := d.Pages.Handle(d.Shares.Page), d.Pages.Handle(d.Shares.Week), d.Pages.Handle(d.Shares.Photo)
+		mealPage, print := d.Pages.Handle(d.Shares.Meal), d.Pages.Handle(d.Shares.Print)
 		r.Get("/", page)
 		r.Head("/", page)
 		r.Get("/week", week)
 		r.Head("/week", week)
+		r.Get("/print", print)
+		r.Head("/print", print)
 		r.Get("/photo/{date}/{meal_id}", photo)
 		r.Head("/photo/{date}/{meal_id}", photo)
+		r.Get("/meals/{date}/{meal_id}", mealPage)
+		r.Head("/meals/{date}/{meal_id}", mealPage)
+		// The recipient's only writes, for links that take comments;
+		// cross-origin protection applies as to every POST.
+		// Refused like the owners' writes while storage takes none.
+		writes := refuseWrites(d.Pages, d.WriteHealth)
+		r.With(writes, form).Post("/meals/{date}/{meal_id}/comments", d.Pages.Handle(d.Shares.Comment))
+		r.With(writes, form).Post("/weeks/{start}/reviewed", d.Pages.Handle(d.Shares.Reviewed))
 	})
+	// What a shared diary link is: where a recipient's brand link and
+	// refusals lead, instead of the owners' sign-in. No token, no session.
+	r.Get(share.AboutPath, d.Pages.Handle(d.Shares.About))
 
 	r.Group(func(r chi.Router) {
 		r.Use(d.Sessions.LoadAndSave)
@@ -165,10 +179,12 @@ func pages(d Deps) http.Handler {
 			r.With(upload).Post("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Update))
 			r.With(form).Post("/meals/{date}/{meal_id}/delete", d.Pages.Handle(d.Meals.Delete))
 			r.With(form).Post("/meals/{date}/{meal_id}/move", d.Pages.Handle(d.Meals.Move))
+			r.With(form).Post("/meals/{date}/{meal_id}/comments/{comment_id}/delete", d.Pages.Handle(d.Meals.DeleteComment))
 			r.Get("/shares", d.Pages.Handle(d.Shares.List))
 			r.With(form).Post("/shares", d.Pages.Handle(d.Shares.Create))
 			r.With(form).Post("/shares/{token}/revoke", d.Pages.Handle(d.Shares.Revoke))
 			r.Get("/shares/{token}/qr.svg", d.Pages.Handle(d.Shares.QR))
+			r.Get("/shares/{token}/comments", d.Pages.Handle(d.Shares.LinkComments))
 			r.Get("/account", d.Pages.Handle(d.Account.Page))
 			r.With(form).Post("/account/timezone", d.Pages.Handle(d.Account.TimeZone))
 			r.With(form).Post("/account/name", d.Pages.Handle(d.Account.Name))

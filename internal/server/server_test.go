@@ -50,7 +50,7 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 		t.Fatalf("meals = %v, %v", ms, err)
 	}
 	tok := admin.CreateInvite(url.Values{"role": {"owner"}, "email": {"friend@example.com"}})
-	share := admin.CreateShare(url.Values{"label": {"Dr. Rossi"}, "from": {"2026-08-25"}, "to": {"2026-09-07"}, "expiry": {"30"}, "notes": {"1"}, "numbers": {"1"}})
+	share := admin.CreateShare(url.Values{"label": {"Dr. Rossi"}, "from": {"2026-08-25"}, "to": {"2026-09-07"}, "expiry": {"30"}, "notes": {"1"}, "numbers": {"1"}, "comments": {"1"}})
 	anon := app.Client()
 	preview := app.Client()
 	got := map[string]*apptest.Response{}
@@ -83,6 +83,10 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 		{admin, "/shares"},
 		{anon, "/s/" + share},
 		{anon, "/s/" + share + "/week?start=2026-08-31"},
+		{anon, "/s/" + share + "/print"},
+		{anon, "/s/" + share + "/meals/2026-09-01/" + ms[0].ID},
+		{anon, "/shared"},
+		{admin, "/shares/" + share + "/comments"},
 		{anon, "/s/" + share + "/photo/2026-09-01/" + ms[0].ID + "?v=" + ms[0].PhotoV.Tag() + "&size=thumb"},
 	} {
 		got[v.path] = v.c.Get(v.path)

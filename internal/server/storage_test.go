@@ -18,7 +18,8 @@ import (
 
 // TestFullStorageRefusesWritesEarly reports a full disk through the write
 // health hook: every unsafe request of a signed-in user (an upload, a
-// delete, an admin action, one sent by the page script) gets the 507
+// delete, an admin action, one sent by the page script) and of a share's
+// recipient (a comment, a week marked reviewed) gets the 507
 // page before its form is read, so nothing reaches the tables; reads
 // answer as usual, and signing out and in still works. Once the hook reports
 // health again, writes go through.
@@ -42,6 +43,8 @@ func TestFullStorageRefusesWritesEarly(t *testing.T) {
 		t.Fatalf("meals = %v, %v", ms, err)
 	}
 	m := ms[0]
+	tok := c.CreateShare(url.Values{"label": {"Dr. Rossi"}, "from": {"2026-09-01"}, "to": {"2026-09-07"}, "expiry": {"never"}, "comments": {"1"}})
+	recipient := app.Client()
 
 	refusal := fmt.Errorf("local dynamodb refuses writes: %w: %w", storage.ErrFull, errors.New("no space left on device"))
 	full.Store(&refusal)
@@ -60,6 +63,12 @@ func TestFullStorageRefusesWritesEarly(t *testing.T) {
 		}},
 		{"delete", func() *apptest.Response { return c.PostForm(m.DetailURL()+"/delete", url.Values{}) }},
 		{"new invite", func() *apptest.Response { return c.PostForm("/admin/invites", url.Values{"role": {"owner"}}) }},
+		{"a recipient's comment", func() *apptest.Response {
+			return recipient.PostForm("/s/"+tok+"/meals/"+m.Date+"/"+m.ID+"/comments", url.Values{"text": {"Nice soup."}})
+		}},
+		{"a recipient's reviewed week", func() *apptest.Response {
+			return recipient.PostForm("/s/"+tok+"/weeks/2026-09-01/reviewed", url.Values{"reviewed": {"1"}})
+		}},
 	} {
 		r := tc.send()
 		if r.StatusCode != http.StatusInsufficientStorage || r.Header.Get("Retry-After") != "30" {

@@ -81,10 +81,10 @@ func TestBrowserRevokeStopsPhotos(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// 2. Follow a thumbnail's link: the display size opens.
+	// 2. Open a photo's display size by its address.
 	isImage := poll(`document.contentType === "image/jpeg"`)
 	n := log.len()
-	display, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("a.thumb").href`))
+	display, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("li.cell img").src.replace("&size=thumb", "")`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +193,20 @@ func TestBrowserWeekPrintsOnOnePage(t *testing.T) {
 	pages := regexp.MustCompile(`/Type\s*/Page[^s]`).FindAll(res.Data, -1)
 	if len(pages) != 1 {
 		t.Errorf("the printed week has %d pages, want 1", len(pages))
+	}
+	// The overview (two weeks, the second empty) prints its week grids,
+	// one landscape page each, and so does the print page.
+	for _, p := range []string{"/s/" + tok, "/s/" + tok + "/print"} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+p), chromedp.Evaluate[chromedp.Void](`Promise.all([...document.images].map(i => i.loading = "eager"))`), loaded); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		res, err := chromedp.Call(ctx, page.PrintToPDF, page.PrintToPDFParams{PreferCSSPageSize: &css})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(regexp.MustCompile(`/Type\s*/Page[^s]`).FindAll(res.Data, -1)); n != 2 {
+			t.Errorf("%s prints on %d pages, want 2 (a page a week)", strings.Replace(p, tok, "{token}", 1), n)
+		}
 	}
 	// A4 landscape: 842 × 595 points.
 	box := regexp.MustCompile(`/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)`).FindSubmatch(res.Data)

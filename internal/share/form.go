@@ -20,14 +20,16 @@ type Form struct {
 	Expiry  string // "never" or a number of days from ExpiryChoices
 	Notes   string
 	Numbers string
+	// Comments is the "Let them comment" checkbox.
+	Comments string
 	// Errors holds one message per field name ("label", "from", "to",
-	// "expiry", "notes", "numbers").
+	// "expiry", "notes", "numbers", "comments").
 	Errors map[string]string
 }
 
 // DefaultForm is the create form as first shown at now, a time in the
 // owner's zone: the last DefaultDays days ending today there, expiring in
-// 30 days, notes and numbers shown.
+// 30 days, notes and numbers shown, comments off.
 func DefaultForm(now time.Time) Form {
 	today := meal.DateOf(now)
 	return Form{
@@ -92,6 +94,10 @@ func (f *Form) Parse(ownerID string, now time.Time) (sh Share, ok bool) {
 	if !numbersOK {
 		f.Errors["numbers"] = "Tick the box to show numbers, or leave it empty."
 	}
+	comments, commentsOK := checkbox(f.Comments)
+	if !commentsOK {
+		f.Errors["comments"] = "Tick the box to let them comment, or leave it empty."
+	}
 	if len(f.Errors) > 0 {
 		return Share{}, false
 	}
@@ -102,6 +108,7 @@ func (f *Form) Parse(ownerID string, now time.Time) (sh Share, ok bool) {
 		To:        to.String(),
 		Notes:     notes,
 		Numbers:   numbers,
+		Comments:  comments,
 		CreatedAt: now.UTC(),
 	}
 	if days > 0 {

@@ -47,9 +47,11 @@ type Handler struct {
 	now         func() time.Time
 	log         *slog.Logger
 	baseURL     string
+	iconPath    string
 	proxyHeader string
 	misses      *limit.Limiter // unknown tokens, per client address
 	photoReads  *limit.Limiter // photo reads, per share token
+	comments    *limit.Limiter // comments and reviewed marks, per share token
 }
 
 // Deps are the Handler's collaborators.
@@ -65,6 +67,9 @@ type Deps struct {
 	// BaseURL is the public origin links are built on, e.g.
 	// "https://ndiro.example.org".
 	BaseURL string
+	// IconPath is the app icon's path under BaseURL, the image of every
+	// recipient page's preview card (og:image).
+	IconPath string
 	// TrustedProxyHeader names the header carrying the client address
 	// (config.Config.TrustedProxyHeader); "" means the direct peer.
 	TrustedProxyHeader string
@@ -81,9 +86,11 @@ func NewHandler(d Deps) *Handler {
 		now:         d.Now,
 		log:         d.Log,
 		baseURL:     d.BaseURL,
+		iconPath:    d.IconPath,
 		proxyHeader: d.TrustedProxyHeader,
 		misses:      limit.New(limit.Rule{Every: MissEvery, Burst: MissBurst, MaxKeys: limitKeys}, d.Now),
 		photoReads:  limit.New(limit.Rule{Every: PhotoEvery, Burst: PhotoBurst, MaxKeys: limitKeys}, d.Now),
+		comments:    limit.New(limit.Rule{Every: CommentEvery, Burst: CommentBurst, MaxKeys: limitKeys}, d.Now),
 	}
 }
 
@@ -107,6 +114,11 @@ type ownerRow struct {
 	// FirstOpened and LastOpened are in the owner's zone; "" if never.
 	FirstOpened string
 	LastOpened  string
+	// CommentsURL is the page of the link's comments.
+	CommentsURL string
+	// ReviewedWeeks names the weeks the recipient marked reviewed, in
+	// order: "1 Sep – 7 Sep".
+	ReviewedWeeks []string
 }
 
 type ownerPage struct {
@@ -152,6 +164,8 @@ func (h *Handler) renderList(w http.ResponseWriter, r *http.Request, status int,
 		if e := sh.Expires(); e != nil {
 			rows[i].Until = when(e)
 		}
+		rows[i].CommentsURL = "/shares/" + sh.Token + "/comments"
+		rows[i].ReviewedWeeks = reviewedWeeks(&sh)
 	}
 	return h.pages.Render(w, r, status, "share/list", &ownerPage{
 		Base:          web.Base{Title: "Shared links"},
@@ -171,12 +185,13 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	}
 	u := user.FromContext(r.Context())
 	f := Form{
-		Label:   r.PostForm.Get("label"),
-		From:    r.PostForm.Get("from"),
-		To:      r.PostForm.Get("to"),
-		Expiry:  r.PostForm.Get("expiry"),
-		Notes:   r.PostForm.Get("notes"),
-		Numbers: r.PostForm.Get("numbers"),
+		Label:    r.PostForm.Get("label"),
+		From:     r.PostForm.Get("from"),
+		To:       r.PostForm.Get("to"),
+		Expiry:   r.PostForm.Get("expiry"),
+		Notes:    r.PostForm.Get("notes"),
+		Numbers:  r.PostForm.Get("numbers"),
+		Comments: r.PostForm.Get("comments"),
 	}
 	sh, ok := f.Parse(u.ID, h.now())
 	if !ok {
@@ -233,7 +248,8 @@ type adminRow struct {
 	ID         string
 	OwnerEmail string // "" if the owner's row is gone
 	State      State
-	LastOpened *time.Time
+	// LastOpened is in the owner's zone, named; "" if never.
+	LastOpened string
 }
 
 type adminPage struct {
@@ -254,15 +270,23 @@ func (h *Handler) AdminList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	emails := make(map[string]string, len(users))
-	for _, u := range users {
-		emails[u.ID] = u.Email
+	owners := make(map[string]*user.User, len(users))
+	for i := range users {
+		owners[users[i].ID] = &users[i]
 	}
 	now := h.now()
 	rows := make([]adminRow, len(all))
 	for i, sh := range all {
 		sh.Label = "" // who the link is for is the owner's to know
-		rows[i] = adminRow{Share: sh, ID: rowID(sh.Token), OwnerEmail: emails[sh.OwnerID], State: sh.StateAt(now), LastOpened: sh.LastOpenedAt}
+		rows[i] = adminRow{Share: sh, ID: rowID(sh.Token), State: sh.StateAt(now)}
+		owner := owners[sh.OwnerID]
+		if owner == nil {
+			owner = &user.User{} // gone: UTC, named
+		}
+		rows[i].OwnerEmail = owner.Email
+		if sh.LastOpenedAt != nil {
+			rows[i].LastOpened = when(*sh.LastOpenedAt, owner)
+		}
 	}
 	return h.pages.Render(w, r, http.StatusOK, "share/admin", &adminPage{Base: web.Base{Title: "Shares"}, Shares: rows})
 }

@@ -17,8 +17,8 @@ import (
 
 // TestShareFlow: an owner creates a link, a recipient with no account opens
 // it and sees the owner's name, the range and the meals by day, oldest
-// first, with thumbnails linking to the display size; the open is counted
-// on the owner's list.
+// first, every day of the range in its week, with thumbnails linking to
+// the meal's page; the open is counted on the owner's list.
 func TestShareFlow(t *testing.T) {
 	t.Parallel()
 	app := apptest.New(t)
@@ -51,10 +51,19 @@ func TestShareFlow(t *testing.T) {
 	if got := doc.Find(".range strong").Text(); got != "1 Sep – 14 Sep 2026" {
 		t.Errorf("range = %q, want 1 Sep – 14 Sep 2026", got)
 	}
-	var days []string
-	doc.Find("section.day").Each(func(_ int, s *goquery.Selection) { days = append(days, s.AttrOr("id", "")) })
-	if d := cmp.Diff([]string{"day-2026-09-01", "day-2026-09-02"}, days); d != "" {
-		t.Errorf("days, oldest first (-want +got):\n%s", d)
+	var days, logged, weeks []string
+	doc.Find("li.wday").Each(func(_ int, s *goquery.Selection) {
+		days = append(days, s.AttrOr("id", ""))
+		if s.Find("li.cell").Length() > 0 {
+			logged = append(logged, s.AttrOr("id", ""))
+		}
+	})
+	doc.Find("section.sweek").Each(func(_ int, s *goquery.Selection) { weeks = append(weeks, s.AttrOr("id", "")) })
+	if d := cmp.Diff([]string{"day-2026-09-01", "day-2026-09-02"}, logged); d != "" || len(days) != 14 || days[0] != "day-2026-09-01" || days[13] != "day-2026-09-14" {
+		t.Errorf("days %v; logged days, oldest first (-want +got):\n%s", days, d)
+	}
+	if d := cmp.Diff([]string{"week-2026-09-01", "week-2026-09-08"}, weeks); d != "" {
+		t.Errorf("weeks (-want +got):\n%s", d)
 	}
 	if got := strings.TrimSpace(doc.Find("#day-2026-09-02 .total").Text()); got != "513 kcal" {
 		t.Errorf("day total = %q, want 513 kcal", got)
@@ -63,8 +72,8 @@ func TestShareFlow(t *testing.T) {
 	if got := li.Find(".notes").Text(); got != "Lentil soup" {
 		t.Errorf("notes = %q, want Lentil soup", got)
 	}
-	if got := li.Find("a.thumb").AttrOr("href", ""); got != photoPath(tok, lunch, photo.SizeDisplay) {
-		t.Errorf("thumbnail link = %q, want %q", got, photoPath(tok, lunch, photo.SizeDisplay))
+	if got, want := li.Find("a.cell-link").AttrOr("href", ""), "/s/"+tok+"/meals/"+lunch.Date+"/"+lunch.ID; got != want {
+		t.Errorf("thumbnail link = %q, want the meal's page %q", got, want)
 	}
 	if got := li.Find("img").AttrOr("src", ""); got != photoPath(tok, lunch, photo.SizeThumb) {
 		t.Errorf("thumbnail = %q, want %q", got, photoPath(tok, lunch, photo.SizeThumb))

@@ -1,12 +1,16 @@
 package share_test
 
 import (
+	"context"
 	"image/color"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/meal"
@@ -25,6 +29,9 @@ type world struct {
 	othersMeal          meal.Meal
 	valid, expired      string
 	revoked, unknown    string
+	// commenting is a valid link that takes comments; expired and
+	// revoked took them too, so that only their state refuses.
+	commenting string
 }
 
 func newWorld(t *testing.T, opts ...apptest.Options) *world {
@@ -39,8 +46,9 @@ func newWorld(t *testing.T, opts ...apptest.Options) *world {
 	w.outOfRange = addMeal(t, app, w.owner, ownerEmail, "2026-09-20", "19:00", "dinner", jpegOf(t, 64, 48, color.RGBA{40, 200, 40, 255}), "notes", "out of range")
 	w.othersMeal = addMeal(t, app, w.other, otherEmail, "2026-09-03", "08:15", "breakfast", jpegOf(t, 64, 48, color.RGBA{40, 40, 200, 255}), "notes", "someone else's")
 	w.valid = createShare(t, w.owner, shareForm())
-	w.expired = createShare(t, w.owner, shareForm("label", "expires", "expiry", "7"))
-	w.revoked = createShare(t, w.owner, shareForm("label", "revoked"))
+	w.commenting = createShare(t, w.owner, shareForm("label", "commenting", "comments", "1"))
+	w.expired = createShare(t, w.owner, shareForm("label", "expires", "expiry", "7", "comments", "1"))
+	w.revoked = createShare(t, w.owner, shareForm("label", "revoked", "comments", "1"))
 	if resp := w.owner.PostForm("/shares/"+w.revoked+"/revoke", nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("revoke = %d, want 303", resp.StatusCode)
 	}
@@ -95,6 +103,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{name: "owner's real photo outside the range", path: func(tok string) string { return photoPath(tok, w.outOfRange, photo.SizeDisplay) }, want: 404},
 		{name: "owner's real thumbnail outside the range", path: func(tok string) string { return photoPath(tok, w.outOfRange, photo.SizeThumb) }, want: 404},
 		{name: "another owner's real photo in the range", path: func(tok string) string { return photoPath(tok, w.othersMeal, photo.SizeDisplay) }, want: 404},
+		{name: "meal page", path: func(tok string) string { return mealPath(tok, w.inRange) }, want: 200, absent: w.outOfRange.ID},
+		{name: "owner's real meal page outside the range", path: func(tok string) string { return mealPath(tok, w.outOfRange) }, want: 404},
+		{name: "another owner's real meal in the range", path: func(tok string) string { return mealPath(tok, w.othersMeal) }, want: 404},
+		{name: "meal page with a malformed id", path: func(tok string) string { return "/s/" + tok + "/meals/2026-09-02/bad" }, want: 404},
+		{name: "print", path: func(tok string) string { return "/s/" + tok + "/print" }, want: 200, absent: w.outOfRange.ID},
 	}
 	tokens := []struct {
 		name string
@@ -102,6 +115,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		want func(valid int) int
 	}{
 		{"valid", w.valid, func(v int) int { return v }},
+		{"valid, taking comments", w.commenting, func(v int) int { return v }},
 		{"expired", w.expired, func(int) int { return http.StatusGone }},
 		{"revoked", w.revoked, func(int) int { return http.StatusNotFound }},
 		{"unknown", w.unknown, func(int) int { return http.StatusNotFound }},
@@ -126,10 +140,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 	var failed []string
 	cells := 0
 	for _, v := range viewers {
-		// Unknown and revoked tokens spend the address's allowance of
-		// misses; give each viewer a fresh one.
-		app.Clock.Advance(share.MissBurst * share.MissEvery)
 		for _, tk := range tokens {
+			// Unknown and revoked tokens spend the address's allowance of
+			// misses; give each a fresh one.
+			app.Clock.Advance(share.MissBurst * share.MissEvery)
 			for _, tg := range targets {
 				name := v.name + "/" + tk.name + "/" + tg.name
 				cells++
@@ -169,8 +183,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 							t.Error("response holds bytes of a stored photo")
 						}
 					}
-					if tg.absent != "" && strings.Contains(resp.Body, tg.absent) {
-						t.Errorf("page names meal %s, which the link does not cover", tg.absent)
+					for _, id := range []string{tg.absent, w.othersMeal.ID} {
+						if id != "" && strings.Contains(resp.Body, id) {
+							t.Errorf("page names meal %s, which the link does not cover", id)
+						}
 					}
 				})
 				if !ok {
@@ -297,4 +313,127 @@ func TestOwnerRoutesMatrix(t *testing.T) {
 	if n := w.other.Get("/shares").Doc().Find("li.share").Length(); n != 0 {
 		t.Errorf("other user's list shows %d shares, want 0", n)
 	}
+}
+
+// mealPath is the recipient's page of m under tok.
+func mealPath(tok string, m meal.Meal) string {
+	return "/s/" + tok + "/meals/" + m.Date + "/" + m.ID
+}
+
+// TestWriteMatrix runs the recipient's two writes (a comment on a meal,
+// a week marked reviewed) against every kind of link and target, as every
+// kind of viewer: only a valid link that takes comments, on its own
+// owner's meal in its range, writes, and then exactly once per request;
+// everything else is refused with nothing written, on the meals or the
+// share, and no cookie. A POST from another site is refused before any
+// of it.
+func TestWriteMatrix(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	app := w.app
+	type target struct {
+		name string
+		path func(tok string) string
+		// form is what is posted; want the status on the commenting link.
+		form url.Values
+		want int
+	}
+	comment := url.Values{"text": {"Good portion."}}
+	targets := []target{
+		{"comment in range", func(tok string) string { return mealPath(tok, w.inRange) + "/comments" }, comment, http.StatusSeeOther},
+		{"comment outside the range", func(tok string) string { return mealPath(tok, w.outOfRange) + "/comments" }, comment, http.StatusNotFound},
+		{"comment on another owner's meal", func(tok string) string { return mealPath(tok, w.othersMeal) + "/comments" }, comment, http.StatusNotFound},
+		{"comment on a meal that is not there", func(tok string) string { return "/s/" + tok + "/meals/2026-09-02/120000-abcdef/comments" }, comment, http.StatusNotFound},
+		{"week reviewed", func(tok string) string { return "/s/" + tok + "/weeks/2026-09-01/reviewed" }, url.Values{"reviewed": {"1"}}, http.StatusSeeOther},
+		{"week outside the range", func(tok string) string { return "/s/" + tok + "/weeks/2026-09-15/reviewed" }, url.Values{"reviewed": {"1"}}, http.StatusNotFound},
+		{"a day that starts no week", func(tok string) string { return "/s/" + tok + "/weeks/2026-09-02/reviewed" }, url.Values{"reviewed": {"1"}}, http.StatusNotFound},
+	}
+	tokens := []struct {
+		name string
+		tok  string
+		want func(valid int) int
+	}{
+		{"taking comments", w.commenting, func(v int) int { return v }},
+		{"comments off", w.valid, func(int) int { return http.StatusForbidden }},
+		{"expired", w.expired, func(int) int { return http.StatusGone }},
+		{"revoked", w.revoked, func(int) int { return http.StatusNotFound }},
+		{"unknown", w.unknown, func(int) int { return http.StatusNotFound }},
+	}
+	viewers := []struct {
+		name string
+		c    *apptest.Client
+	}{{"anonymous", app.Client()}, {"signed-in owner", w.owner}, {"signed-in other user", w.other}, {"admin", w.admin}}
+	accepted := 0
+	for _, v := range viewers {
+		app.Clock.Advance(share.MissBurst*share.MissEvery + share.CommentBurst*share.CommentEvery)
+		for _, tk := range tokens {
+			for _, tg := range targets {
+				t.Run(v.name+"/"+tk.name+"/"+tg.name, func(t *testing.T) {
+					resp := v.c.PostForm(tg.path(tk.tok), tg.form)
+					if want := tk.want(tg.want); resp.StatusCode != want {
+						t.Fatalf("POST = %d, want %d; %q", resp.StatusCode, want, resp.Text("main p"))
+					}
+					checkRecipientHeaders(t, resp)
+					if resp.StatusCode == http.StatusSeeOther && strings.HasSuffix(tg.name, "in range") {
+						accepted++
+						if loc := resp.Location(); !strings.HasPrefix(loc, mealPath(tk.tok, w.inRange)+"#comment-") {
+							t.Errorf("comment answered with %q, want the meal's page", loc)
+						}
+					}
+				})
+			}
+		}
+	}
+	// From another site: refused, nothing written.
+	req, _ := http.NewRequest(http.MethodPost, app.URL+mealPath(w.commenting, w.inRange)+"/comments", strings.NewReader("text=from+elsewhere"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	if resp := app.Client().Do(req); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-site comment = %d, want 403", resp.StatusCode)
+	}
+
+	ctx := context.Background()
+	for _, m := range []meal.Meal{w.inRange, w.outOfRange, w.othersMeal} {
+		got, err := app.Meals.Get(ctx, m.UserID, mustDate(t, m.Date), m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if m.ID == w.inRange.ID {
+			want = accepted
+		}
+		if len(got.Comments) != want {
+			t.Errorf("meal %s has %d comments, want %d", m.Date, len(got.Comments), want)
+		}
+		for _, c := range got.Comments {
+			if c.ShareID != share.ID(w.commenting) || c.Label != "commenting" || c.Text != "Good portion." || strings.Contains(c.ShareID, w.commenting) {
+				t.Errorf("stored comment %+v: want the commenting link's ID and label, never its token", c)
+			}
+		}
+	}
+	if accepted != len(viewers) {
+		t.Errorf("%d comments accepted, want one per viewer (%d)", accepted, len(viewers))
+	}
+	for _, tk := range []string{w.valid, w.commenting, w.expired} {
+		sh, err := app.Shares.Get(ctx, tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantNew, wantReviewed := 0, []string(nil)
+		if tk == w.commenting {
+			wantNew, wantReviewed = accepted, []string{"2026-09-01"}
+		}
+		if int(sh.NewComments) != wantNew || !cmp.Equal(sh.Reviewed, wantReviewed, cmpopts.EquateEmpty()) {
+			t.Errorf("share %s: %d new comments, reviewed %v; want %d, %v", sh.Label, sh.NewComments, sh.Reviewed, wantNew, wantReviewed)
+		}
+	}
+}
+
+func mustDate(t *testing.T, s string) meal.Date {
+	t.Helper()
+	d, err := meal.ParseDate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -48,6 +48,7 @@ func TestCreateBadInput(t *testing.T) {
 		{"expiry not a number", "expiry", "forever", "expiry", "never, or after 7, 30 or 90 days"},
 		{"notes not a checkbox", "notes", "yes", "notes", "Tick the box to show notes"},
 		{"numbers not a checkbox", "numbers", "2", "numbers", "Tick the box to show numbers"},
+		{"comments not a checkbox", "comments", "yes", "comments", "Tick the box to let them comment"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			form := shareForm()
@@ -119,6 +120,9 @@ func TestCreateStoresWhatWasChosen(t *testing.T) {
 		{[]string{"expiry", "never", "notes", "", "numbers", ""}, false, false, 0, "photos only", "active"},
 	} {
 		tok := createShare(t, owner, shareForm(tc.form...))
+		if sh, _ := app.Shares.Get(context.Background(), tok); sh.Comments {
+			t.Errorf("form %v made a link that takes comments", tc.form)
+		}
 		app.Clock.Advance(time.Second) // created one after another
 		sh, err := app.Shares.Get(context.Background(), tok)
 		if err != nil {
@@ -143,13 +147,24 @@ func TestCreateStoresWhatWasChosen(t *testing.T) {
 			t.Errorf("revoke form data-confirm = %q, want a confirmation", got)
 		}
 	}
+	// Comments: stored, and said on the list.
+	tok := createShare(t, owner, shareForm("comments", "on"))
+	if sh, err := app.Shares.Get(context.Background(), tok); err != nil || !sh.Comments {
+		t.Errorf("comments=on stored %+v, %v; want a link that takes comments", sh, err)
+	}
+	if got := strings.TrimSpace(owner.Get("/shares").Doc().Find("#share-" + tok[:8] + " .comments-state").Text()); !strings.HasPrefix(got, "Comments on") {
+		t.Errorf("list says %q, want Comments on", got)
+	}
+	if got := strings.TrimSpace(owner.Get("/shares").Doc().Find("li.share").Last().Find(".comments-state").Text()); got != "Comments off" {
+		t.Errorf("list says %q for a link without comments, want Comments off", got)
+	}
 	// A week later the 7-day link is listed as expired, without its link.
 	app.Clock.Advance(7*24*time.Hour + time.Minute)
 	var states []string
 	owner.Get("/shares").Doc().Find("li.share").Each(func(_ int, s *goquery.Selection) {
 		states = append(states, s.AttrOr("data-state", "")+fmt.Sprint(s.Find("input.copy").Length()))
 	})
-	if d := cmp.Diff([]string{"active1", "active1", "expired0"}, states); d != "" { // newest first
+	if d := cmp.Diff([]string{"active1", "active1", "active1", "expired0"}, states); d != "" { // newest first
 		t.Errorf("states and link fields, newest first (-want +got):\n%s", d)
 	}
 }
@@ -237,10 +252,17 @@ func (b *bitmap) Close() error                { return nil }
 func TestAdminShares(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
+	if err := w.app.Users.SetTimeZone(context.Background(), localenv.Subject(ownerEmail), "Asia/Tokyo"); err != nil {
+		t.Fatal(err)
+	}
 	w.app.Client().Get("/s/" + w.valid)
 	w.app.Client().Get("/s/" + w.valid)
 	otherTok := createShare(t, w.other, shareForm("label", "Coach Kim"))
 	doc := w.admin.Get("/admin/shares").Doc()
+	// Times in the owner's zone, named.
+	if got := strings.TrimSpace(doc.Find("#share-" + w.valid[:8] + " .last-opened").Text()); !strings.HasSuffix(got, " JST") {
+		t.Errorf("last opened on the admin list = %q, want it in the owner's zone (JST)", got)
+	}
 	if doc.Find(`nav.tabs a[href="/admin/shares"][aria-current=page]`).Length() != 1 {
 		t.Error("admin nav does not mark Shares")
 	}
@@ -262,8 +284,8 @@ func TestAdminShares(t *testing.T) {
 	if html, _ := doc.Html(); strings.Contains(html, "Coach Kim") || strings.Contains(html, "Dr. Rossi") {
 		t.Error("the admin list shows a share's label")
 	}
-	if n := doc.Find("tbody tr").Length(); n != 3 {
-		t.Errorf("admin list has %d rows, want 3 (the revoked link is gone)", n)
+	if n := doc.Find("tbody tr").Length(); n != 4 {
+		t.Errorf("admin list has %d rows, want 4 (valid, commenting, expired, the other owner's; the revoked link is gone)", n)
 	}
 	if resp := w.admin.PostForm("/admin/shares/"+otherTok+"/revoke", nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("admin revoke = %d, want 303", resp.StatusCode)
@@ -305,5 +327,8 @@ func TestCreateFormDefaults(t *testing.T) {
 	}
 	if doc.Find("#notes[checked]").Length() != 1 || doc.Find("#numbers[checked]").Length() != 1 {
 		t.Error("notes and numbers are not ticked by default")
+	}
+	if box := doc.Find("input#comments[name=comments][type=checkbox]"); box.Length() != 1 || box.Is("[checked]") || !strings.Contains(box.Parent().Text(), "Let them comment") {
+		t.Error(`the form's "Let them comment" box is missing or ticked by default`)
 	}
 }

@@ -15,9 +15,9 @@ import (
 	"ndiro/internal/web"
 )
 
-// PageDays is the most days one recipient page shows. A longer range
-// pages by windows of PageDays, each ONE Query on the meals table
-// (meal.Store.Window, BETWEEN with the "#~" upper bound).
+// PageDays is the most days one Query of the print page reads: the whole
+// range, up to MaxDays, is read in windows of PageDays, each ONE Query on
+// the meals table (meal.Store.Window, BETWEEN with the "#~" upper bound).
 const PageDays = 31
 
 // pageTitle is every recipient page's title: generic, because chat apps
@@ -42,11 +42,13 @@ func RecipientHeaders(next http.Handler) http.Handler {
 // look the same.
 var (
 	errNoShare = &web.Error{Status: http.StatusNotFound, Title: "Link not found",
-		Msg: "This link does not open a shared diary. It may be mistyped, or the person who shared it may have withdrawn it."}
+		Msg:  "This link does not open a shared diary. It may be mistyped, or the person who shared it may have withdrawn it.",
+		Back: AboutPath, BackText: "What is a shared diary link?", Unlisted: true}
 	errExpired = &web.Error{Status: http.StatusGone, Title: "Link expired",
-		Msg: "This shared diary link has expired. Ask the person who shared it for a new one."}
+		Msg:  "This shared diary link has expired. Ask the person who shared it for a new one.",
+		Back: AboutPath, BackText: "What is a shared diary link?", Unlisted: true}
 	errNoPhoto = &web.Error{Status: http.StatusNotFound, Title: "Photo not found",
-		Msg: "There is no such photo in this shared diary."}
+		Msg: "There is no such photo in this shared diary.", Unlisted: true}
 )
 
 // tooMany is the 429 for a spent rate limit, with Retry-After and a
@@ -88,31 +90,11 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request) (*Share, *user.Us
 	return sh, owner, nil
 }
 
-// sharedMeal is what a recipient may see of one meal: redact decides.
-type sharedMeal struct {
-	ID, Time, HHMM string
-	Kind           meal.Kind
-	Notes          string
-	// Numbers; all nil unless the share shows numbers.
-	Kcal, ProteinG, CarbsG, FatG *meal.Number
-	Hunger, Fullness             *int
-	HasPhoto                     bool
-	ThumbURL, DisplayURL         string
-	ThumbW, ThumbH               int
-}
-
-// sharedDay is one day of shared meals, oldest first, with its kcal total
-// (nil unless numbers are shown and some meal has kcal).
-type sharedDay struct {
-	Date  meal.Date
-	Meals []sharedMeal
-	Kcal  *meal.Number
-}
-
 // redact returns what the recipient of sh may see of m, built field by
 // field from an allow-list so that a field added to meal.Meal later is
 // hidden until someone decides otherwise: kind, date, time and photo
-// always; notes only if sh.Notes; numbers only if sh.Numbers; never the
+// always; notes only if sh.Notes; numbers only if sh.Numbers; the
+// comments written through sh itself, without their label; never the
 // owner's ID or the photo's capture time (meal.Photo.PhotoTaken: where
 // the owner was when), which is why the photo too is copied field by
 // field rather than whole.
@@ -128,42 +110,15 @@ func redact(m meal.Meal, sh *Share) meal.Meal {
 		out.Kcal, out.ProteinG, out.CarbsG, out.FatG = m.Kcal, m.ProteinG, m.CarbsG, m.FatG
 		out.Hunger, out.Fullness = m.Hunger, m.Fullness
 	}
-	return out
-}
-
-// sharedDays redacts meals (sorted by sort key, as a Query returns them)
-// and groups them into days, oldest first.
-func (h *Handler) sharedDays(sh *Share, meals []meal.Meal) []sharedDay {
-	red := make([]meal.Meal, len(meals))
-	for i, m := range meals {
-		red[i] = redact(m, sh)
-	}
-	grouped := meal.GroupByDay(red) // newest first, totals from redacted numbers
-	days := make([]sharedDay, len(grouped))
-	for i, g := range grouped {
-		d := sharedDay{Date: g.Date, Kcal: g.Kcal}
-		for _, m := range g.Meals {
-			d.Meals = append(d.Meals, h.sharedMeal(sh.Token, m))
+	// Only the comments written through this very link, without the
+	// label (the owner's to see).
+	for _, c := range m.CommentsFrom(ID(sh.Token)) {
+		if out.Comments == nil {
+			out.Comments = map[string]meal.Comment{}
 		}
-		days[len(grouped)-1-i] = d
+		out.Comments[c.ID] = meal.Comment{ID: c.ID, ShareID: c.ShareID, Text: c.Text, At: c.At}
 	}
-	return days
-}
-
-// sharedMeal turns a redacted meal into its view, with photo URLs under
-// the share: "/s/{token}/photo/{date}/{meal_id}?v=…(&size=thumb)".
-func (h *Handler) sharedMeal(tok string, m meal.Meal) sharedMeal {
-	sm := sharedMeal{
-		ID: m.ID, Time: m.Time, HHMM: m.HHMM(), Kind: m.Kind, Notes: m.Notes,
-		Kcal: m.Kcal, ProteinG: m.ProteinG, CarbsG: m.CarbsG, FatG: m.FatG,
-		Hunger: m.Hunger, Fullness: m.Fullness,
-		HasPhoto: m.HasPhoto(), ThumbW: m.ThumbW, ThumbH: m.ThumbH,
-	}
-	if m.HasPhoto() {
-		base := "/s/" + tok + "/photo/" + m.Date + "/" + m.ID + "?v=" + m.PhotoV.Tag()
-		sm.DisplayURL, sm.ThumbURL = base, base+"&size=thumb"
-	}
-	return sm
+	return out
 }
 
 // heading is the recipient page's <h1>: the owner's display name, never
@@ -175,27 +130,49 @@ func heading(owner *user.User) string {
 	return anonymousHeading
 }
 
-type recipientPage struct {
-	web.Base
-	Heading    string
-	RangeText  string
-	WindowText string
-	Paged      bool
-	Days       []sharedDay
-	Count      int
-	Notes      bool
-	Numbers    bool
-	Prev, Next string
-	WeekURL    string
-	Expires    *time.Time
+// Preview metadata (Open Graph) of every recipient page and of the page
+// preview fetchers get: generic, so a chat's card of the link says what
+// it is and nothing personal (no name, no dates, no photo of a meal).
+const (
+	ogTitle       = "A shared meal diary"
+	ogDescription = "A read-only view of someone's meal diary, shared through ndiro."
+)
+
+// AboutPath is the note a recipient's brand link and refusals lead to:
+// what a shared diary link is, in a few lines, with nothing personal.
+const AboutPath = "/shared"
+
+// meta is the generic part of every recipient page: its Open Graph
+// card, with the app icon as image (an absolute URL, as the protocol
+// wants).
+type meta struct {
+	OGTitle, OGDescription, OGImage, OGURL string
 }
 
-type previewPage struct{ web.Base }
+func (h *Handler) meta() meta {
+	return meta{OGTitle: ogTitle, OGDescription: ogDescription, OGImage: h.baseURL + h.iconPath, OGURL: h.baseURL + AboutPath}
+}
 
-// preview answers a link preview or HEAD: a generic page, no photos,
-// notes or name, not counted.
+type previewPage struct {
+	web.Base
+	meta
+}
+
+// preview answers a link preview or HEAD: a generic page with the
+// generic card, no photos, notes or name, not counted.
 func (h *Handler) preview(w http.ResponseWriter, r *http.Request) error {
-	return h.pages.Render(w, r, http.StatusOK, "share/preview", &previewPage{Base: web.Base{Title: pageTitle, Unlisted: true}})
+	return h.pages.Render(w, r, http.StatusOK, "share/preview", &previewPage{Base: web.Base{Title: pageTitle, Unlisted: true}, meta: h.meta()})
+}
+
+type aboutPage struct {
+	web.Base
+	meta
+}
+
+// About is GET /shared: what a shared diary link is, for someone who was
+// sent one. It reads nothing and names nobody.
+func (h *Handler) About(w http.ResponseWriter, r *http.Request) error {
+	return h.pages.Render(w, r, http.StatusOK, "share/about", &aboutPage{Base: web.Base{Title: "What is a shared diary link?", Unlisted: true}, meta: h.meta()})
 }
 
 // outside is the 404 for a day the share does not cover.
@@ -215,14 +192,55 @@ func noPhoto(sh *Share) error {
 // share's first page: its recipient has no account, so the usual way on
 // (the start page) would only offer them a sign-in.
 func backTo(sh *Share, e *web.Error) *web.Error {
-	e.Back, e.BackText = "/s/"+sh.Token, "Back to the shared diary"
+	e.Back, e.BackText, e.Unlisted = "/s/"+sh.Token, "Back to the shared diary", true
 	return e
 }
 
-// Page is GET /s/{token}: the shared range, PageDays at a time from
-// ?from= (default: the first day), grouped by day with thumbnails
-// linking to the display size. Opening the link itself (no ?from=) counts
-// one open, unless it is a preview (isPreview).
+// head is what every recipient page shows above its content.
+type head struct {
+	meta
+	// Heading is the owner's display name (heading).
+	Heading   string
+	RangeText string
+	// Until is when the link stops, in the owner's zone, named ("30 Sep
+	// 2026 18:07 CEST"); "" for never.
+	Until string
+	// Home is the link's first page, PrintURL its print page.
+	Home, PrintURL string
+	// Comments: the link takes comments.
+	Comments bool
+}
+
+func (h *Handler) head(sh *Share, owner *user.User) head {
+	hd := head{meta: h.meta(), Heading: heading(owner), RangeText: sh.RangeText(),
+		Home: "/s/" + sh.Token, PrintURL: "/s/" + sh.Token + "/print", Comments: sh.Comments}
+	if e := sh.Expires(); e != nil {
+		hd.Until = when(*e, owner)
+	}
+	return hd
+}
+
+type overviewPage struct {
+	web.Base
+	head
+	Summary summary
+	Weeks   []week
+	// Paged: the range needs more than one page; WindowText names this
+	// one's days, Prev and Next link the neighbours ("" at the ends).
+	Paged          bool
+	WindowText     string
+	Prev, Next     string
+	Notes, Numbers bool
+}
+
+// Page is GET /s/{token}: the shared range, opening on a summary of what
+// the page shows and then its week grid, PageWeeks weeks a page from
+// ?from= (default: the first day; a day in the middle of a week opens its
+// week). ONE Query (meal.Store.Window) reads the page's days, and the
+// summary comes from those same items, redacted: nothing outside the
+// range, or outside what the link shows, shapes what is seen. Opening the
+// link itself (no ?from=) counts one open, unless it is a preview
+// (isPreview).
 func (h *Handler) Page(w http.ResponseWriter, r *http.Request) error {
 	sh, owner, err := h.open(w, r)
 	if err != nil {
@@ -243,9 +261,9 @@ func (h *Handler) Page(w http.ResponseWriter, r *http.Request) error {
 		if !sh.Contains(d) {
 			return outside(sh, d)
 		}
-		start = d
+		start = weekStart(from, d)
 	}
-	end := start.AddDays(PageDays - 1)
+	end := start.AddDays(WeekDays*PageWeeks - 1)
 	if to.Before(end) {
 		end = to
 	}
@@ -256,26 +274,25 @@ func (h *Handler) Page(w http.ResponseWriter, r *http.Request) error {
 	if !q.Has("from") {
 		h.store.CountOpen(sh.Token, h.now()) // in memory: the page never waits for the write
 	}
+	red := redactAll(sh, meals)
+	whole := start.String() == from.String() && end.String() == to.String()
+	of := "the shared days"
+	if !whole {
+		of = rangeText(start, end)
+	}
 	tok := sh.Token
-	p := &recipientPage{
+	p := &overviewPage{
 		Base:       web.Base{Title: pageTitle, Unlisted: true},
-		Heading:    heading(owner),
-		RangeText:  sh.RangeText(),
+		head:       h.head(sh, owner),
+		Summary:    summarize(sh, red, start.DaysUntil(end)+1, of),
+		Weeks:      weeks(sh, red, start, end),
+		Paged:      !whole,
 		WindowText: rangeText(start, end),
-		Paged:      from.DaysUntil(to)+1 > PageDays,
-		Days:       h.sharedDays(sh, meals),
-		Count:      len(meals),
 		Notes:      sh.Notes,
 		Numbers:    sh.Numbers,
-		WeekURL:    "/s/" + tok + "/week?start=" + start.String(),
-		Expires:    sh.Expires(),
 	}
 	if from.Before(start) {
-		prev := start.AddDays(-PageDays)
-		if prev.Before(from) {
-			prev = from
-		}
-		p.Prev = "/s/" + tok + "?from=" + prev.String()
+		p.Prev = "/s/" + tok + "?from=" + start.AddDays(-WeekDays*PageWeeks).String()
 	}
 	if end.Before(to) {
 		p.Next = "/s/" + tok + "?from=" + end.AddDays(1).String()
@@ -283,32 +300,63 @@ func (h *Handler) Page(w http.ResponseWriter, r *http.Request) error {
 	return h.pages.Render(w, r, http.StatusOK, "share/page", p)
 }
 
+// weekRow is one day of a printable week table: its meals by kind, in
+// the order of meal.Kinds.
 type weekRow struct {
-	Date meal.Date
-	// Cells holds the day's meals by kind, in the order of meal.Kinds.
-	Cells [][]sharedMeal
-	Kcal  *meal.Number
+	Date    string
+	Heading string
+	Cells   [][]cell
+	Kcal    string
+}
+
+// weekTable is a week as the printable table shows it, with what its
+// printed page names: the owner and the shared range.
+type weekTable struct {
+	week
+	Rows    []weekRow
+	Kinds   []meal.Kind
+	Owner   string
+	Shared  string
+	Numbers bool
 }
 
 type weekPage struct {
 	web.Base
-	Heading   string
-	RangeText string
-	WeekText  string
-	Kinds     []meal.Kind
-	Rows      []weekRow
-	Notes     bool
-	Numbers   bool
-	Prev      string
-	Next      string
-	Back      string
+	head
+	Kinds   []meal.Kind
+	Tables  []weekTable
+	Notes   bool
+	Numbers bool
+	Prev    string
+	Next    string
+	Back    string
+}
+
+// tables turns weeks of sh into printable tables, days by meal kind.
+func tables(sh *Share, owner *user.User, ws []week) []weekTable {
+	out := make([]weekTable, len(ws))
+	for i, w := range ws {
+		out[i] = weekTable{week: w, Kinds: meal.Kinds, Owner: heading(owner), Shared: sh.RangeText(), Numbers: sh.Numbers}
+		for _, d := range w.Days {
+			row := weekRow{Date: d.Date, Heading: d.Heading, Kcal: d.Kcal, Cells: make([][]cell, len(meal.Kinds))}
+			for _, c := range d.Cells {
+				for k, kind := range meal.Kinds {
+					if c.Kind == kind {
+						row.Cells[k] = append(row.Cells[k], c)
+					}
+				}
+			}
+			out[i].Rows = append(out[i].Rows, row)
+		}
+	}
+	return out
 }
 
 // Week is GET /s/{token}/week?start=YYYY-MM-DD: seven days from start (the
 // share's first day by default), cut to the shared range, as a grid of
-// days by meal kind that prints on one page. It is ONE Query and never
-// counts as an open. A start outside the range is a 404 saying which days
-// are shared.
+// days by meal kind that prints on one landscape page. It is ONE Query
+// and never counts as an open. A start outside the range is a 404 saying
+// which days are shared.
 func (h *Handler) Week(w http.ResponseWriter, r *http.Request) error {
 	sh, owner, err := h.open(w, r)
 	if err != nil {
@@ -330,7 +378,7 @@ func (h *Handler) Week(w http.ResponseWriter, r *http.Request) error {
 		}
 		start = d
 	}
-	end := start.AddDays(6)
+	end := start.AddDays(WeekDays - 1)
 	if to.Before(end) {
 		end = to
 	}
@@ -338,35 +386,18 @@ func (h *Handler) Week(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	byDate := map[string]sharedDay{}
-	for _, d := range h.sharedDays(sh, meals) {
-		byDate[d.Date.String()] = d
-	}
 	tok := sh.Token
 	p := &weekPage{
-		Base:      web.Base{Title: pageTitle, Unlisted: true},
-		Heading:   heading(owner),
-		RangeText: sh.RangeText(),
-		WeekText:  rangeText(start, end),
-		Kinds:     meal.Kinds,
-		Notes:     sh.Notes,
-		Numbers:   sh.Numbers,
-		Back:      "/s/" + tok + "?from=" + start.String(),
-	}
-	for d := start; !end.Before(d); d = d.AddDays(1) {
-		day := byDate[d.String()]
-		row := weekRow{Date: d, Cells: make([][]sharedMeal, len(meal.Kinds)), Kcal: day.Kcal}
-		for _, m := range day.Meals {
-			for i, k := range meal.Kinds {
-				if m.Kind == k {
-					row.Cells[i] = append(row.Cells[i], m)
-				}
-			}
-		}
-		p.Rows = append(p.Rows, row)
+		Base:    web.Base{Title: pageTitle, Unlisted: true},
+		head:    h.head(sh, owner),
+		Kinds:   meal.Kinds,
+		Tables:  tables(sh, owner, weeks(sh, redactAll(sh, meals), start, end)),
+		Notes:   sh.Notes,
+		Numbers: sh.Numbers,
+		Back:    "/s/" + tok + "?from=" + start.String() + "#week-" + weekStart(from, start).String(),
 	}
 	if from.Before(start) {
-		prev := start.AddDays(-7)
+		prev := start.AddDays(-WeekDays)
 		if prev.Before(from) {
 			prev = from
 		}
@@ -376,6 +407,44 @@ func (h *Handler) Week(w http.ResponseWriter, r *http.Request) error {
 		p.Next = "/s/" + tok + "/week?start=" + end.AddDays(1).String()
 	}
 	return h.pages.Render(w, r, http.StatusOK, "share/week", p)
+}
+
+// Print is GET /s/{token}/print: the whole shared range (up to MaxDays)
+// as week tables, one per landscape page when printed, each with the
+// range and the owner's name. It reads the range in windows of PageDays,
+// ONE Query each, and never counts as an open.
+func (h *Handler) Print(w http.ResponseWriter, r *http.Request) error {
+	sh, owner, err := h.open(w, r)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if isPreview(r) {
+		return h.preview(w, r)
+	}
+	from, to := sh.Range()
+	var meals []meal.Meal
+	for ws := from; !to.Before(ws); ws = ws.AddDays(PageDays) {
+		we := ws.AddDays(PageDays - 1)
+		if to.Before(we) {
+			we = to
+		}
+		part, err := h.meals.Window(r.Context(), sh.OwnerID, ws, we)
+		if err != nil {
+			return err
+		}
+		meals = append(meals, part...)
+	}
+	p := &weekPage{
+		Base:    web.Base{Title: pageTitle, Unlisted: true},
+		head:    h.head(sh, owner),
+		Kinds:   meal.Kinds,
+		Tables:  tables(sh, owner, weeks(sh, redactAll(sh, meals), from, to)),
+		Notes:   sh.Notes,
+		Numbers: sh.Numbers,
+		Back:    "/s/" + sh.Token,
+	}
+	return h.pages.Render(w, r, http.StatusOK, "share/print", p)
 }
 
 // Photo is GET /s/{token}/photo/{date}/{meal_id}?v=…(&size=thumb): a photo

@@ -171,37 +171,46 @@ func TestStoppedLinks(t *testing.T) {
 	}
 }
 
-// TestRedaction: a link without notes and numbers has neither anywhere in
-// its page or print page: not in text, not in attributes (alt texts), not
-// as day totals. The same meal through a link that shows them proves the
-// fixture would be seen.
+// TestRedaction: a link without notes and numbers has neither anywhere
+// in any recipient page (the overview and its summary, the week table,
+// both meals' pages, the print page): not in text, not in attributes (alt
+// texts), not as day totals or averages. kcal 512.5 may show as 512.5
+// (the meal, its day) and as 513 (the average logged day, rounded), and
+// protein as 37.5 g. The same meals through links that show them prove
+// the fixture would be seen.
 func TestRedaction(t *testing.T) {
 	t.Parallel()
 	app := apptest.New(t)
 	owner := signUp(t, app, ownerEmail, ownerName)
 	const word, kcal = "Zanzibarquinoa", "512.5"
-	addMeal(t, app, owner, ownerEmail, "2026-09-02", "12:30", "lunch", jpegOf(t, 64, 48, color.RGBA{200, 40, 40, 255}),
-		"notes", "Spiced "+word+" bowl", "kcal", kcal, "protein_g", "31.5", "carbs_g", "77.5", "fat_g", "12.5", "hunger", "4", "fullness", "2")
-	addMeal(t, app, owner, ownerEmail, "2026-09-02", "16:00", "snack", nil, "notes", word+" again", "kcal", "100")
+	lunch := addMeal(t, app, owner, ownerEmail, "2026-09-02", "12:30", "lunch", jpegOf(t, 64, 48, color.RGBA{200, 40, 40, 255}),
+		"notes", "Spiced "+word+" bowl", "kcal", kcal, "protein_g", "37.5", "carbs_g", "77.5", "fat_g", "12.5", "hunger", "4", "fullness", "2")
+	snack := addMeal(t, app, owner, ownerEmail, "2026-09-03", "16:00", "snack", nil, "notes", word+" again")
 	redacted := createShare(t, owner, shareForm("notes", "", "numbers", ""))
 	notesOnly := createShare(t, owner, shareForm("numbers", ""))
 	full := createShare(t, owner, shareForm())
 
-	secrets := []string{word, kcal, "612.5", "31.5", "77.5", "12.5", "hunger", "fullness"}
+	// In text and attributes alike; "513" (kcal rounded) in the text, as
+	// a meal ID or photo tag in an attribute may hold those digits.
 	noteSecrets := []string{word}
-	numberSecrets := []string{kcal, "612.5", "31.5", "77.5", "12.5", "hunger", "fullness"}
-	pages := func(tok string) []string { return []string{"/s/" + tok, "/s/" + tok + "/week?start=2026-09-01"} }
+	numberSecrets := []string{kcal, "37.5", "77.5", "12.5", "hunger", "fullness", "Hunger", "Fullness", "Energy", "kcal"}
+	numberText := []string{"513"}
+	pages := func(tok string) []string {
+		return []string{"/s/" + tok, "/s/" + tok + "/week?start=2026-09-01", "/s/" + tok + "/print",
+			mealPath(tok, lunch), mealPath(tok, snack)}
+	}
 	anon := app.Client()
 	for _, tc := range []struct {
-		name       string
-		tok        string
-		hidden     []string
-		shown      []string
-		numbersBox bool
+		name           string
+		tok            string
+		hidden, shown  []string
+		hiddenText     []string
+		shownText      []string
+		numbersOnPages bool
 	}{
-		{"no notes, no numbers", redacted, secrets, nil, false},
-		{"notes only", notesOnly, numberSecrets, noteSecrets, false},
-		{"notes and numbers", full, nil, secrets, true},
+		{"no notes, no numbers", redacted, append(noteSecrets, numberSecrets...), nil, numberText, nil, false},
+		{"notes only", notesOnly, numberSecrets, noteSecrets, numberText, nil, false},
+		{"notes and numbers", full, nil, append(noteSecrets, kcal), nil, numberText, true},
 	} {
 		for _, p := range pages(tc.tok) {
 			t.Run(tc.name+" "+strings.Replace(p, tc.tok, "{token}", 1), func(t *testing.T) {
@@ -210,20 +219,37 @@ func TestRedaction(t *testing.T) {
 					t.Fatalf("GET = %d, want 200", resp.StatusCode)
 				}
 				all := everything(t, resp.Body)
+				text := resp.Doc().Find("body").Text()
 				for _, s := range tc.hidden {
 					if strings.Contains(all, s) || strings.Contains(resp.Body, s) {
 						t.Errorf("page holds %q, which this link does not show", s)
 					}
 				}
+				for _, s := range tc.hiddenText {
+					if strings.Contains(text, s) {
+						t.Errorf("page text holds %q, which this link does not show", s)
+					}
+				}
+				onLunch := !strings.Contains(p, snack.ID)
 				for _, s := range tc.shown {
+					if s == kcal && !onLunch {
+						continue // the snack's own page has no number
+					}
 					if !strings.Contains(all, s) {
 						t.Errorf("page lacks %q, which this link shows", s)
 					}
 				}
-				if got := resp.Doc().Find(".numbers, .total").Length() > 0; got != tc.numbersBox {
-					t.Errorf("numbers or totals on the page = %v, want %v", got, tc.numbersBox)
+				if p == "/s/"+tc.tok {
+					for _, s := range tc.shownText {
+						if !strings.Contains(text, s) {
+							t.Errorf("summary lacks %q, which this link shows", s)
+						}
+					}
 				}
-				if resp.Doc().Find(`img[src*="size=thumb"]`).Length() == 0 {
+				if got := resp.Doc().Find(".numbers, .total, .averages").Length() > 0; got != (tc.numbersOnPages && onLunch) {
+					t.Errorf("numbers, totals or averages on the page = %v, want %v", got, tc.numbersOnPages && onLunch)
+				}
+				if onLunch && resp.Doc().Find(`img[src*="/photo/"]`).Length() == 0 {
 					t.Error("no photo on the page: photos always show")
 				}
 			})
@@ -349,9 +375,7 @@ func TestOpensCounted(t *testing.T) {
 			if doc.Find("img").Length() != 0 || strings.Contains(resp.Body, ownerName) || strings.Contains(resp.Body, m.ID) {
 				t.Error("a link preview shows a photo, the owner's name or a meal")
 			}
-			if doc.Find(`meta[property^="og:"], meta[name^="twitter:"]`).Length() != 0 {
-				t.Error("preview metadata on a share page")
-			}
+			checkPreviewCard(t, app, doc)
 			checkRecipientHeaders(t, resp)
 			if p := request(t, anon, app.URL, "GET", photoPath(tok, m, photo.SizeThumb), "User-Agent", ua); p.StatusCode != http.StatusNotFound {
 				t.Errorf("photo for a preview fetcher = %d, want 404", p.StatusCode)
@@ -391,6 +415,8 @@ func TestRecipientPagesNameNoSecrets(t *testing.T) {
 		"/s/" + w.valid + "?from=2026-09-20", "/s/" + w.valid + "?from=bad",
 		"/s/" + w.expired, "/s/" + w.revoked, "/s/" + w.unknown,
 		"/s/" + w.valid + "/photo/2026-09-20/" + w.outOfRange.ID,
+		mealPath(w.valid, w.inRange), mealPath(w.commenting, w.inRange), "/s/" + w.valid + "/print",
+		mealPath(w.valid, w.outOfRange), "/shared",
 	}
 	for _, p := range paths {
 		for _, c := range []*apptest.Client{anon, w.owner} {
@@ -423,9 +449,9 @@ func TestRecipientPagesNameNoSecrets(t *testing.T) {
 	}
 }
 
-// TestLongRangePages: a range longer than PageDays pages by windows, each
-// ONE Query on the meals table, and the pages together show every meal of
-// the range once.
+// TestLongRangePages: a range longer than a page pages by PageWeeks
+// weeks, each page ONE Query on the meals table, and the pages together
+// show every meal of the range once.
 func TestLongRangePages(t *testing.T) {
 	t.Parallel()
 	app := apptest.New(t)
@@ -452,9 +478,9 @@ func TestLongRangePages(t *testing.T) {
 			t.Errorf("page %d made %d Queries, want 1", pages, q)
 		}
 		doc := resp.Doc()
-		doc.Find("section.day").Each(func(_ int, s *goquery.Selection) {
+		doc.Find("li.wday").Each(func(_ int, s *goquery.Selection) {
 			day := strings.TrimPrefix(s.AttrOr("id", ""), "day-")
-			s.Find("li.meal").Each(func(_ int, li *goquery.Selection) {
+			s.Find("li.cell").Each(func(_ int, li *goquery.Selection) {
 				got = append(got, strings.TrimPrefix(li.AttrOr("id", ""), "meal-")+"@"+day)
 			})
 		})
@@ -466,9 +492,14 @@ func TestLongRangePages(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("meals over all pages (-want +got):\n%s", d)
 	}
-	// The last page links back.
-	if resp := anon.Get("/s/" + tok + "?from=2026-04-03"); resp.Doc().Find(`a[rel=prev]`).AttrOr("href", "") != "/s/"+tok+"?from=2026-03-03" {
-		t.Errorf("prev link = %q, want ?from=2026-03-03", resp.Doc().Find(`a[rel=prev]`).AttrOr("href", ""))
+	// A day in the middle of a week opens on its week (2 Apr, the range's
+	// weeks starting on Thursdays) and links back PageWeeks weeks.
+	last := anon.Get("/s/" + tok + "?from=2026-04-03").Doc()
+	if got := last.Find("section.sweek").First().AttrOr("id", ""); got != "week-2026-04-02" {
+		t.Errorf("?from=2026-04-03 opens on %q, want week-2026-04-02", got)
+	}
+	if got := last.Find(`a[rel=prev]`).AttrOr("href", ""); got != "/s/"+tok+"?from=2026-02-26" {
+		t.Errorf("prev link = %q, want ?from=2026-02-26", got)
 	}
 	if resp := anon.Get("/s/" + tok + "?from=2026-13-01"); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("malformed from = %d, want 400", resp.StatusCode)
@@ -700,7 +731,8 @@ func TestTokensNeverLogged(t *testing.T) {
 
 // TestRecipientRefusalsLeadBack: a refusal under a link that opens (a day
 // outside its range, a badly written day) leads back to the shared diary,
-// not to the start page's sign-in; an unknown link offers no way into it.
+// not to the start page's sign-in; an unknown or expired link leads to
+// the note saying what a shared diary link is.
 func TestRecipientRefusalsLeadBack(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -715,7 +747,8 @@ func TestRecipientRefusalsLeadBack(t *testing.T) {
 		{"/s/" + w.valid + "/week?start=2027-05-01", http.StatusNotFound, "/s/" + w.valid},
 		{"/s/" + w.valid + "/week?start=tomorrow", http.StatusBadRequest, "/s/" + w.valid},
 		{"/s/" + w.valid + "/photo/2026-09-02/235959-abcdef?v=000000000000", http.StatusNotFound, "/s/" + w.valid},
-		{"/s/" + w.unknown, http.StatusNotFound, "/"},
+		{"/s/" + w.unknown, http.StatusNotFound, share.AboutPath},
+		{"/s/" + w.expired, http.StatusGone, share.AboutPath},
 	} {
 		resp := anon.Get(tc.path)
 		next := resp.Doc().Find(".error-next a")
@@ -763,5 +796,26 @@ func TestOpensWrittenLater(t *testing.T) {
 	}
 	if got := stored(); got != 2 {
 		t.Errorf("stored opens after Close = %d, want 2", got)
+	}
+}
+
+// checkPreviewCard checks a page's Open Graph card: generic words and the
+// app icon, nothing personal.
+func checkPreviewCard(t *testing.T, app *apptest.App, doc *goquery.Document) {
+	t.Helper()
+	card := map[string]string{}
+	doc.Find(`meta[property^="og:"]`).Each(func(_ int, s *goquery.Selection) { card[s.AttrOr("property", "")] = s.AttrOr("content", "") })
+	if card["og:title"] != "A shared meal diary" || !strings.Contains(card["og:description"], "shared meal diary") && !strings.Contains(card["og:description"], "meal diary") {
+		t.Errorf("og:title %q, og:description %q; want the generic words", card["og:title"], card["og:description"])
+	}
+	if img := card["og:image"]; !strings.HasPrefix(img, app.URL+"/static/icon-512.png?v=") {
+		t.Errorf("og:image = %q, want the app icon's absolute URL", img)
+	}
+	for k, v := range card {
+		for _, s := range []string{ownerName, ownerEmail, "Dr. Rossi", "2026", "/s/"} {
+			if strings.Contains(v, s) {
+				t.Errorf("%s = %q holds %q", k, v, s)
+			}
+		}
 	}
 }

@@ -6,7 +6,10 @@
 package share
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"slices"
 	"time"
 
 	"ndiro/internal/meal"
@@ -48,6 +51,29 @@ type Share struct {
 	// OpenBatch is the ID of the last batch of opens written
 	// (Store.RecordOpen), so that a batch sent again is added once.
 	OpenBatch string `dynamodbav:"open_batch,omitempty" json:"-"`
+	// Comments says whether the recipient may comment on meals and mark
+	// weeks reviewed (the form's "Let them comment"; off by default).
+	Comments bool `dynamodbav:"allow_comments,omitempty"`
+	// NewComments counts the comments written through the link that the
+	// owner has not seen yet (Store.CountComment adds one, Store.SeenComments
+	// takes away what the owner was shown).
+	NewComments int64 `dynamodbav:"new_comments,omitempty"`
+	// CommentsSeenAt is when the owner last looked at the link's comments
+	// (UTC); comments written after it are new. Nil if never.
+	CommentsSeenAt *time.Time `dynamodbav:"comments_seen_at,omitempty"`
+	// Reviewed holds the first days ("YYYY-MM-DD") of the weeks the
+	// recipient marked reviewed (a string set; weeks start on From, every
+	// seven days).
+	Reviewed []string `dynamodbav:"reviewed_weeks,stringset,omitempty"`
+}
+
+// ID returns the share's non-secret ID: the first 16 hex digits of the
+// SHA-256 of "ndiro share " and the token. Comments name their link by
+// it, so an export or a backup of the meals holds no working link, and
+// nobody can turn it back into the token.
+func ID(tok string) string {
+	sum := sha256.Sum256([]byte("ndiro share " + tok))
+	return hex.EncodeToString(sum[:8])
 }
 
 // Limits of a share.
@@ -87,6 +113,10 @@ func (s *Share) Contains(d meal.Date) bool {
 	from, to := s.Range()
 	return !d.Before(from) && !to.Before(d)
 }
+
+// IsReviewed reports whether the recipient marked the week starting on
+// day week reviewed.
+func (s *Share) IsReviewed(week string) bool { return slices.Contains(s.Reviewed, week) }
 
 // Expired reports whether the share's life ended at or before now.
 func (s *Share) Expired(now time.Time) bool {

@@ -2,6 +2,7 @@ package share
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -56,6 +57,7 @@ func NewStore(db *dynamodb.Client, table string, now func() time.Time) *Store {
 func (s *Store) Create(ctx context.Context, sh Share) (*Share, error) {
 	sh.Token = token.New()
 	sh.Opens, sh.FirstOpenedAt, sh.LastOpenedAt, sh.OpenBatch = 0, nil, nil, ""
+	sh.NewComments, sh.CommentsSeenAt, sh.Reviewed = 0, nil, nil
 	item, err := attributevalue.MarshalMap(sh)
 	if err != nil {
 		return nil, fmt.Errorf("share: create: encode: %w", err)
@@ -182,6 +184,138 @@ func (s *Store) RecordOpen(ctx context.Context, tok, id string, n int64, first, 
 		return fmt.Errorf("share: record open: %w", err)
 	}
 	return nil
+}
+
+// ErrClosed is returned by the recipient's writes (CountComment,
+// MarkReviewed) for a share that is gone, expired or does not take
+// comments: the write's own condition, so a revoke or an expiry stops
+// writes from the very moment it happens.
+var ErrClosed = errors.New("share closed to comments")
+
+// openForComments is the condition of every recipient write on the share
+// item: it exists, takes comments and has not expired at now.
+func openForComments(now time.Time) expression.ConditionBuilder {
+	exp := expression.Name("expires_at")
+	return expression.AttributeExists(expression.Name("share_token")).
+		And(expression.Name("allow_comments").Equal(expression.Value(true))).
+		And(expression.AttributeNotExists(exp).Or(exp.GreaterThan(expression.Value(now.Unix()))))
+}
+
+// CountComment counts one new comment written through the share tok at
+// now (ADD new_comments 1, one UpdateItem), conditional on the share being
+// open for comments (ErrClosed otherwise). The comment handler calls it
+// before writing the comment: it is the write's authorization.
+func (s *Store) CountComment(ctx context.Context, tok string, now time.Time) error {
+	return s.recipientUpdate(ctx, "count comment", tok, now,
+		expression.Add(expression.Name("new_comments"), expression.Value(1)))
+}
+
+// UncountComment takes back a CountComment whose comment was not written
+// (the meal gone or full). The share gone meanwhile is no error.
+func (s *Store) UncountComment(ctx context.Context, tok string) error {
+	if !token.Valid(tok) {
+		return nil
+	}
+	expr, err := expression.NewBuilder().
+		WithUpdate(expression.Add(expression.Name("new_comments"), expression.Value(-1))).
+		WithCondition(expression.AttributeExists(expression.Name("share_token")).And(expression.Name("new_comments").GreaterThan(expression.Value(0)))).
+		Build()
+	if err != nil {
+		return fmt.Errorf("share: uncount comment: %w", err)
+	}
+	err = s.updateItem(ctx, tok, updateInput(s.table, tok, expr))
+	if err != nil && !dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("share: uncount comment: %w", err)
+	}
+	return nil
+}
+
+// MarkReviewed adds the week starting on day week ("YYYY-MM-DD", a week
+// of the share's range) to the weeks its recipient marked reviewed, or
+// takes it out again (on false), with one UpdateItem (ADD or DELETE on
+// the reviewed_weeks string set), conditional on the share being open for
+// comments (ErrClosed otherwise).
+func (s *Store) MarkReviewed(ctx context.Context, tok, week string, on bool, now time.Time) error {
+	set := expression.Value(&types.AttributeValueMemberSS{Value: []string{week}})
+	upd := expression.Add(expression.Name("reviewed_weeks"), set)
+	if !on {
+		upd = expression.Delete(expression.Name("reviewed_weeks"), set)
+	}
+	return s.recipientUpdate(ctx, "mark reviewed", tok, now, upd)
+}
+
+// recipientUpdate runs upd on the share tok, conditional on it being open
+// for comments at now.
+func (s *Store) recipientUpdate(ctx context.Context, what, tok string, now time.Time, upd expression.UpdateBuilder) error {
+	if !token.Valid(tok) {
+		return fmt.Errorf("share: %s: %w", what, ErrClosed)
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(openForComments(now)).Build()
+	if err != nil {
+		return fmt.Errorf("share: %s: %w", what, err)
+	}
+	err = s.updateItem(ctx, tok, updateInput(s.table, tok, expr))
+	if dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("share: %s: %w", what, ErrClosed)
+	}
+	if err != nil {
+		return fmt.Errorf("share: %s: %w", what, err)
+	}
+	return nil
+}
+
+// SeenComments records that ownerID was shown the comments of their share
+// tok at now, n of them new: new_comments goes down by n (not to 0, so a
+// comment written while the page was being made stays new) and
+// comments_seen_at becomes now, with one UpdateItem conditional on the
+// share being ownerID's and holding at least n new ones. It returns
+// ErrNotFound for a share that is gone or someone else's; fewer than n
+// new ones (another tab counted them seen) is no error.
+func (s *Store) SeenComments(ctx context.Context, tok, ownerID string, n int64, now time.Time) error {
+	if !token.Valid(tok) {
+		return fmt.Errorf("share: seen comments: %w", ErrNotFound)
+	}
+	owner := expression.Name("owner_id").Equal(expression.Value(ownerID))
+	cond := owner
+	upd := expression.Set(expression.Name("comments_seen_at"), expression.Value(now.UTC().Format(time.RFC3339Nano)))
+	if n > 0 {
+		cond = cond.And(expression.Name("new_comments").GreaterThanEqual(expression.Value(n)))
+		upd = upd.Add(expression.Name("new_comments"), expression.Value(-n))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return fmt.Errorf("share: seen comments: %w", err)
+	}
+	in := updateInput(s.table, tok, expr)
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	err = s.updateItem(ctx, tok, in)
+	if dynamo.IsConditionFailed(err) {
+		item, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(tok), err)
+		if gerr != nil {
+			return fmt.Errorf("share: seen comments: %w", gerr)
+		}
+		var sh Share
+		if len(item) == 0 || attributevalue.UnmarshalMap(item, &sh) != nil || sh.OwnerID != ownerID {
+			return fmt.Errorf("share: seen comments: %w", ErrNotFound)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("share: seen comments: %w", err)
+	}
+	return nil
+}
+
+// updateInput is the UpdateItem of expr on the share tok.
+func updateInput(table, tok string, expr expression.Expression) *dynamodb.UpdateItemInput {
+	return &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(table),
+		Key:                       key(tok),
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}
 }
 
 // ListByOwner returns ownerID's shares, newest first, by a paged Scan

@@ -27,6 +27,9 @@ type Error struct {
 	// (the day a missing meal was on), with BackText as the link's text;
 	// otherwise the page links to the diary or the start page.
 	Back, BackText string
+	// Unlisted renders the error page as Base.Unlisted: for refusals
+	// under a secret link (a share), whose viewer has no account.
+	Unlisted bool
 }
 
 // Error returns "status msg" and, if there is one, the cause: the text

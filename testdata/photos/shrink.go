@@ -10,11 +10,15 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"image"
 	"image/jpeg"
 	"os"
 
-	"github.com/disintegration/imaging"
+	"golang.org/x/image/draw"
 )
+
+// box averages the source pixels under each destination pixel.
+var box = &draw.Kernel{Support: 0.5, At: func(float64) float64 { return 1 }}
 
 func main() {
 	if len(os.Args) != 3 {
@@ -41,7 +45,8 @@ func shrink(in, out string) error {
 		return err
 	}
 	b := img.Bounds()
-	small := imaging.Resize(img, b.Dx()/4, b.Dy()/4, imaging.Box)
+	small := image.NewRGBA(image.Rect(0, 0, b.Dx()/4, b.Dy()/4))
+	box.Scale(small, small.Rect, img, b, draw.Src, nil)
 	var buf bytes.Buffer
 	if err := jpeg.Encode(&buf, small, &jpeg.Options{Quality: 85}); err != nil {
 		return err

@@ -1,0 +1,313 @@
+package meal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"ndiro/internal/dynamo"
+)
+
+// Limits of comments (DESIGN.md, comments through a share link).
+const (
+	// MaxComments is the most comments one meal holds, from every link
+	// together. With MaxCommentText it keeps a meals item far below
+	// DynamoDB's 400 KB: 20 × 2,000 characters of at most 4 bytes.
+	MaxComments = 20
+	// MaxCommentText is the longest comment, in characters (runes).
+	MaxCommentText = 2000
+)
+
+// Comment is one comment a share recipient left on a meal, stored in the
+// meal item's comments map under its ID.
+type Comment struct {
+	// ID is NewCommentID's: the time written in Unix milliseconds, 13
+	// digits, then "-" and 8 random hex digits, so IDs sort by time.
+	ID string `dynamodbav:"id" json:"id"`
+	// ShareID names the link it came through: share.ID, a digest of the
+	// token, never the token itself, so an export or backup holds no
+	// working link.
+	ShareID string `dynamodbav:"share_id" json:"share_id"`
+	// Label is the link's label when the comment was written ("Dr.
+	// Rossi"): the owner's to see ("from the link for Dr. Rossi"), never
+	// the recipient's, and kept here because revoking the link deletes it.
+	Label string `dynamodbav:"label" json:"from"`
+	// Text is what the recipient wrote, checked by the share page
+	// (internal/text, at most MaxCommentText characters).
+	Text string `dynamodbav:"text" json:"text"`
+	// At is when it was written (UTC).
+	At time.Time `dynamodbav:"at" json:"at"`
+}
+
+// Errors of comment writes.
+var (
+	// ErrCommentsFull: the meal has MaxComments comments already.
+	ErrCommentsFull = errors.New("meal has the most comments it takes")
+	// ErrNoComment: the meal has no comment of that ID.
+	ErrNoComment = errors.New("comment not found")
+)
+
+// NewCommentID returns a fresh comment ID for a comment written at at:
+// "1790000000000-1a2b3c4d".
+func NewCommentID(at time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%013d-%s", at.UnixMilli(), hex.EncodeToString(b[:]))
+}
+
+// ValidCommentID reports whether id has NewCommentID's form: only such
+// IDs are ever used as attribute names inside the comments map.
+func ValidCommentID(id string) bool {
+	if len(id) != 22 || id[13] != '-' || !digits(id[:13]) || !lowerHex(id[14:]) {
+		return false
+	}
+	_, err := strconv.ParseInt(id[:13], 10, 64)
+	return err == nil
+}
+
+// SortedComments returns the meal's comments oldest first (by At, then
+// ID).
+func (m *Meal) SortedComments() []Comment {
+	out := make([]Comment, 0, len(m.Comments))
+	for _, c := range m.Comments {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.Before(out[j].At)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// CommentsFrom returns the meal's comments written through the link
+// shareID, oldest first: all a recipient of that link may see.
+func (m *Meal) CommentsFrom(shareID string) []Comment {
+	var out []Comment
+	for _, c := range m.SortedComments() {
+		if c.ShareID == shareID {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// commentAttempts bounds how often a comment write reads and writes again
+// when the meal changes under it.
+const commentAttempts = 5
+
+// AddComment writes c on the meal id of userID on day d with one
+// UpdateItem, SET comments.#id = :c ADD comment_rev :1, conditional on
+// the meal existing, on c.ID being new and on the meal holding fewer than
+// MaxComments; a meal without comments gets the whole map instead (SET
+// comments = :m, conditional on there being none: a comment written
+// meanwhile makes it try the first form again). It returns ErrNotFound
+// for a meal that is not there (moved or deleted) and ErrCommentsFull for
+// one that is full. A write whose answer was lost, sent again by the SDK,
+// finds its own comment and is no error. It never writes any other
+// attribute: the owner's edits are not touched, and Update merges the
+// new comment into an edit made from an older read.
+func (s *Store) AddComment(ctx context.Context, userID string, d Date, id string, c Comment) error {
+	if !ValidCommentID(c.ID) {
+		return fmt.Errorf("meal: add comment: malformed comment id %q", c.ID)
+	}
+	if _, err := ParseID(id); err != nil {
+		return fmt.Errorf("meal: add comment: %w", ErrNotFound)
+	}
+	if err := s.putComments(ctx, key(userID, SortKey(d, id)), []Comment{c}, MaxComments); err != nil {
+		return fmt.Errorf("meal: add comment: %w", err)
+	}
+	return nil
+}
+
+// CopyComments adds cs to the comments of m's row, leaving out those it
+// holds already, with no MaxComments limit: a move carrying comments
+// written on the old row while it was copied. It returns ErrNotFound if
+// the row is gone.
+func (s *Store) CopyComments(ctx context.Context, m *Meal, cs map[string]Comment) error {
+	list := make([]Comment, 0, len(cs))
+	for _, c := range cs {
+		if ValidCommentID(c.ID) {
+			list = append(list, c)
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	if err := s.putComments(ctx, key(m.UserID, m.SK), list, 0); err != nil {
+		return fmt.Errorf("meal: copy comments: %w", err)
+	}
+	return nil
+}
+
+// putComments adds cs to the comments map of the row at k, as
+// AddComment does, leaving out those the row holds already (a retry, or a
+// move copying comments twice). A max above 0 refuses with
+// ErrCommentsFull once the map would hold more than max. It first writes
+// the whole map, conditional on there being none (the in-process
+// emulator refuses size() of a missing attribute, so the limit can only
+// be checked on a map that exists); refused, it learns from the row
+// refused over which comments it holds and writes into the map.
+func (s *Store) putComments(ctx context.Context, k map[string]types.AttributeValue, cs []Comment, max int) error {
+	inMap := false
+	for range commentAttempts {
+		if len(cs) == 0 {
+			return nil
+		}
+		_, err := s.db.UpdateItem(ctx, commentsUpdate(s.table, k, cs, max, inMap))
+		if !dynamo.IsConditionFailed(err) {
+			return err
+		}
+		item, gerr := dynamo.RefusedItem(ctx, s.db, s.table, k, err)
+		if gerr != nil {
+			return gerr
+		}
+		if len(item) == 0 {
+			return ErrNotFound
+		}
+		var cur Meal
+		if err := attributevalue.UnmarshalMap(item, &cur); err != nil {
+			return fmt.Errorf("decode: %w", err)
+		}
+		_, inMap = item["comments"]
+		rest := cs[:0:0]
+		for _, c := range cs {
+			if _, ok := cur.Comments[c.ID]; !ok {
+				rest = append(rest, c)
+			}
+		}
+		if len(rest) > 0 && max > 0 && len(cur.Comments)+len(rest) > max {
+			return ErrCommentsFull
+		}
+		cs = rest
+	}
+	return fmt.Errorf("comments changed %d times while written: %w", commentAttempts, ErrConflict)
+}
+
+// commentsUpdate is the UpdateItem that adds cs to the comments map of
+// the row at k and counts the write in comment_rev: into the map that
+// exists (inMap), or as the whole map where there is none.
+func commentsUpdate(table string, k map[string]types.AttributeValue, cs []Comment, max int, inMap bool) *dynamodb.UpdateItemInput {
+	comments := expression.Name("comments")
+	cond := expression.AttributeExists(expression.Name("sk"))
+	var upd expression.UpdateBuilder
+	if inMap {
+		if max > 0 {
+			cond = cond.And(comments.Size().LessThanEqual(expression.Value(max - len(cs))))
+		}
+		for _, c := range cs {
+			path := expression.Name("comments." + c.ID) // IDs are digits, '-' and hex (ValidCommentID)
+			upd = upd.Set(path, expression.Value(c))
+			cond = cond.And(expression.AttributeNotExists(path))
+		}
+	} else {
+		all := make(map[string]Comment, len(cs))
+		for _, c := range cs {
+			all[c.ID] = c
+		}
+		upd = upd.Set(comments, expression.Value(all))
+		cond = cond.And(expression.AttributeNotExists(comments))
+	}
+	upd = upd.Add(expression.Name("comment_rev"), expression.Value(1))
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		panic(err) // names and values of our own making: cannot fail
+	}
+	return &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(table),
+		Key:                                 k,
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
+// DeleteComment removes the comment commentID from the meal id of
+// userID on day d (the owner's delete) and returns it. It reads the meal
+// and writes it back whole without the comment, conditional on version
+// and comment_rev being as read (the in-process emulator ignores REMOVE),
+// and reads again if either changed meanwhile. It returns ErrNotFound for
+// a meal that is not there and ErrNoComment for a comment it lacks.
+func (s *Store) DeleteComment(ctx context.Context, userID string, d Date, id, commentID string) (*Comment, error) {
+	for range commentAttempts {
+		m, err := s.Get(ctx, userID, d, id)
+		if err != nil {
+			return nil, fmt.Errorf("meal: delete comment: %w", err)
+		}
+		c, ok := m.Comments[commentID]
+		if !ok {
+			return nil, fmt.Errorf("meal: delete comment: %w", ErrNoComment)
+		}
+		delete(m.Comments, commentID)
+		if len(m.Comments) == 0 {
+			m.Comments = nil // no attribute rather than an empty map, which the in-process emulator stores wrong
+		}
+		rev := m.CommentRev
+		m.CommentRev = rev + 1
+		err = s.replace(ctx, m, m.Version, rev)
+		var cc *commentsChanged
+		if err == nil {
+			return &c, nil
+		}
+		if !errors.As(err, &cc) && !errors.Is(err, ErrConflict) {
+			return nil, fmt.Errorf("meal: delete comment: %w", err)
+		}
+	}
+	return nil, fmt.Errorf("meal: delete comment: changed %d times meanwhile: %w", commentAttempts, ErrConflict)
+}
+
+// commentsChanged is a whole-item write refused only because the row's
+// comments changed after it was read (a newer comment_rev, the same
+// version): latest is the row as it is now. It unwraps to ErrConflict, so
+// a caller that does not merge sees a conflict.
+type commentsChanged struct{ latest *Meal }
+
+func (e *commentsChanged) Error() string { return "meal comments changed meanwhile" }
+
+func (e *commentsChanged) Unwrap() error { return ErrConflict }
+
+// refusal tells why a write conditional on version and comment_rev, as
+// read, was refused, from the row refused over (item; empty if gone): the
+// row gone (ErrNotFound), its comments alone changed (*commentsChanged) or
+// the owner's fields changed (ErrConflict).
+func refusal(item map[string]types.AttributeValue, version, rev int64) error {
+	if len(item) == 0 {
+		return ErrNotFound
+	}
+	var cur Meal
+	if err := attributevalue.UnmarshalMap(item, &cur); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	if cur.Version == version && cur.CommentRev != rev {
+		return &commentsChanged{latest: &cur}
+	}
+	return ErrConflict
+}
+
+// readCondition is the condition of a write made from a read of a row at
+// version and comment_rev rev: the row is there and unchanged. A rev of 0
+// also matches a row without comment_rev (written before comments were).
+func readCondition(version, rev int64) expression.Expression {
+	revCond := expression.Name("comment_rev").Equal(expression.Value(rev))
+	if rev == 0 {
+		revCond = expression.AttributeNotExists(expression.Name("comment_rev")).Or(revCond)
+	}
+	cond, err := expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("sk")).
+		And(expression.Name("version").Equal(expression.Value(version))).And(revCond)).Build()
+	if err != nil {
+		panic(err) // names and numbers: cannot fail
+	}
+	return cond
+}
