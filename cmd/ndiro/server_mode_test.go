@@ -186,6 +186,9 @@ func TestServerMode(t *testing.T) {
 	if got := auth.Query().Get("redirect_uri"); got != "https://diary.example.org/auth/callback" {
 		t.Errorf("redirect_uri = %q, want NDIRO_BASE_URL + /auth/callback", got)
 	}
+	if resp := b.do("GET", "/meals", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /meals after signing in = %d %q, want 200", resp.StatusCode, resp.Header.Get("Location"))
+	}
 	form := url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}, "notes": {"lentil soup"}}
 	if resp := b.do("POST", "/meals", form); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("add a meal = %d, want 303", resp.StatusCode)
