@@ -219,6 +219,40 @@ func TestQueryReadsItsSpanOnly(t *testing.T) {
 	}
 }
 
+// TestQueryLimitReachedAtTheEnd: a Query whose Limit is reached on the
+// last item its condition allows still returns LastEvaluatedKey (that
+// item), as DynamoDB does, which cannot know there is nothing after it
+// without reading on; the page after it is empty and has none.
+func TestQueryLimitReachedAtTheEnd(t *testing.T) {
+	t.Parallel()
+	rt := newRouted(t)
+	march := withPrefix(rt.fill(t, []string{"ana"}, 700), "2024-03-")
+	for _, backward := range []bool{false, true} {
+		in := monthQuery("ana", "2024-03-")
+		in.Limit = aws.Int32(int32(len(march)))
+		in.ScanIndexForward = aws.Bool(!backward)
+		out, err := rt.db.Query(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := march[len(march)-1]
+		if backward {
+			last = march[0]
+		}
+		got, _ := out.LastEvaluatedKey["sk"].(*types.AttributeValueMemberS)
+		if int(out.Count) != len(march) || got == nil || got.Value != last {
+			t.Fatalf("backward %v, Limit %d: Count %d, LastEvaluatedKey %v; want %d and the sort key %s", backward, len(march), out.Count, out.LastEvaluatedKey, len(march), last)
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+		if out, err = rt.db.Query(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+		if out.Count != 0 || out.ScannedCount != 0 || out.LastEvaluatedKey != nil {
+			t.Errorf("backward %v, the page after: Count %d, ScannedCount %d, LastEvaluatedKey %v; want 0, 0, none", backward, out.Count, out.ScannedCount, out.LastEvaluatedKey)
+		}
+	}
+}
+
 // TestQueryConditions: every form of key condition returns the meals
 // DynamoDB would, in order, forwards and backwards.
 func TestQueryConditions(t *testing.T) {
