@@ -153,6 +153,8 @@ func (t *ptable) runKey(k itemKey) string {
 
 // errKeySchema is DynamoDB's answer to a key (or item) without the
 // table's key attributes as strings.
+//
+//lint:ignore ST1005 DynamoDB's own message, sent to the client as it is
 var errKeySchema = errors.New("The provided key element does not match the schema")
 
 // keyOf reads the key attributes of item (a Key, an Item or an
