@@ -48,10 +48,10 @@ type Backends struct {
 	Clock limit.Clock
 	// WriteHealth, if set, returns nil while storage takes writes and
 	// otherwise why not, wrapping storage.ErrFull or storage.ErrFailed
-	// (local mode: localenv.Env.WriteHealth), or storage.ErrNotWriter
-	// (AWS mode: Lease.Err). While it fails, unsafe requests are refused
-	// early with the 507 page (503 and Retry-After without the lease); a
-	// readiness check reports it.
+	// (local and server mode: localenv.Env.WriteHealth), or
+	// storage.ErrNotWriter (AWS mode: Lease.Err). While it fails, signed-in
+	// users' unsafe requests are refused early with the 507 page (503 and
+	// Retry-After without the lease); a readiness check reports it.
 	WriteHealth func() error
 	// Lease is AWS mode's one-writer lease (nil in local mode, whose data
 	// dir lock refuses a second process); App.Lease hands it on.
@@ -150,7 +150,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	st.NotFound = pages.Handle(func(http.ResponseWriter, *http.Request) error {
 		return web.NotFound("There is no such file.")
 	})
-	pages.SecureCookies(cfg.Mode != config.ModeLocal)
+	pages.SecureCookies(cfg.Production())
 
 	sessions := scs.New()
 	sessions.Lifetime = 30 * 24 * time.Hour
@@ -158,7 +158,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	sessions.Cookie.Name = "ndiro_session"
 	sessions.Cookie.HttpOnly = true
 	sessions.Cookie.SameSite = http.SameSiteLaxMode
-	sessions.Cookie.Secure = cfg.Mode != config.ModeLocal
+	sessions.Cookie.Secure = cfg.Production()
 	sessions.Codec = auth.SessionCodec{} // strings only; gob costs ~20 µs a request
 	sessions.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { pages.Error(w, r, err) }
 
@@ -205,7 +205,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Gate:               gate,
 		Now:                now,
 		Log:                log,
-		SecureCookies:      cfg.Mode != config.ModeLocal,
+		SecureCookies:      cfg.Production(),
 		TrustedProxyHeader: cfg.TrustedProxyHeader,
 		InviteMisses:       inviteMisses,
 	})
@@ -274,7 +274,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Now:             now,
 			IsAdminEmail:    cfg.IsAdminEmail,
 		}),
-		HSTS:        cfg.Mode == config.ModeAWS,
+		HSTS:        cfg.Production(),
 		WriteHealth: b.WriteHealth,
 	})
 	// Recipient visits are counted in memory and written every
