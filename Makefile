@@ -29,8 +29,10 @@ screenshots:
 	NDIRO_SCREENSHOTS=$(CURDIR)/screenshots $(GO) test -tags $(TAGS) -count=1 -run '^TestBrowserPages$$' -v ./internal/server
 
 ## test: the test suite with the race detector; needs no network
+## (-timeout 30m: under -race on a busy 2-core machine a package with
+## browser tests can take longer than go test's default 10 minutes)
 test:
-	$(GO) test -tags $(TAGS) -race -count=1 $(PKGS)
+	$(GO) test -tags $(TAGS) -race -count=1 -timeout 30m $(PKGS)
 
 ## crash: the long crash test: several runs on one data dir, each a larger
 ## burst of changes, kill -9 mid-burst, restart and check (CI runs it after test)

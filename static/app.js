@@ -98,7 +98,7 @@
         link.href = link.href.replace(/grid=(dense|normal)/, "grid=" + (dense ? "normal" : "dense"));
       });
     });
-    var strip = document.querySelector(".strip");
+    var strip = document.querySelector(".cal-strip");
     if (strip) {
       var mark = strip.querySelector("[aria-current]") || [].slice.call(strip.querySelectorAll("a")).pop();
       if (mark) {

@@ -294,7 +294,7 @@ const pageChecks = `(() => {
 // browser starts headless Chromium for t (1280×800, no scrollbars, so
 // widths measure the page) and returns a tab's context.
 func browser(t *testing.T) context.Context {
-	return apptest.Browser(t, 1280, 800, 3*time.Minute, chromedp.Flag("hide-scrollbars", true))
+	return apptest.Browser(t, 1280, 800, 6*time.Minute, chromedp.Flag("hide-scrollbars", true))
 }
 
 // phone and desktop are the two viewports: a 390×844 phone (touch, 3×
