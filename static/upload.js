@@ -339,7 +339,37 @@
     }
   }
 
+  // outbox is the offline outbox (static/outbox.js) for a new meal's
+  // form, which carries an idempotency key; null for an edit or without
+  // the outbox script.
+  function outboxOf(form) {
+    var idem = form.querySelector("input[name=idem]");
+    if (!idem || !window.NdiroOutbox || !window.indexedDB || !NdiroOutbox.user()) return null;
+    if (!idem.value) idem.value = NdiroOutbox.newKey();
+    return idem;
+  }
+
+  // queued resets a new meal's form after its meal went to the outbox,
+  // ready for the next, at the device's time now.
+  function queued(form, idem) {
+    form.reset();
+    var now = new Date();
+    var date = form.querySelector("#date"), time = form.querySelector("#time");
+    if (date) date.value = localDate(now);
+    if (time) time.value = pad(now.getHours()) + ":" + pad(now.getMinutes());
+    idem.value = NdiroOutbox.newKey();
+    var preview = form.querySelector("img.preview");
+    if (preview) { preview.hidden = true; preview.removeAttribute("src"); }
+    var fromPhoto = form.querySelector("#from-photo");
+    if (fromPhoto) fromPhoto.hidden = true;
+    var fix = document.getElementById("outbox-fix");
+    if (fix) fix.remove();
+    if (/[?&]outbox=/.test(location.search) && window.history) history.replaceState(null, "", "/meals/new");
+    document.dispatchEvent(new Event("ndiro-outbox"));
+  }
+
   function initMealForm(form) {
+    var idem = outboxOf(form);
     var note = form.querySelector("[data-picked]");
     var preview = form.querySelector("img.preview");
     var fromPhoto = initFromPhoto(form);
@@ -377,9 +407,11 @@
       button.classList.add("busy");
       var fd = new FormData(form);
       var file = chosenFile(form);
+      var prepared = false;
       try {
         if (file) say("Preparing the photo…");
         await withPhoto(fd, file);
+        prepared = true;
         for (;;) {
           bar.value = 0;
           say(file ? "Uploading… 0 %" : "Saving…");
@@ -388,7 +420,12 @@
             say("Uploading… " + Math.round(f * 100) + " %");
           });
           var to = pageOf(xhr);
-          if (to) { say("Saved."); window.location.assign(to); return; }
+          if (to) {
+            say("Saved.");
+            if (idem) await NdiroOutbox.remove(idem.value).catch(function () {});
+            window.location.assign(to);
+            return;
+          }
           var signin = signinOf(xhr);
           if (signin) {
             button.disabled = false;
@@ -417,6 +454,16 @@
       } catch (err) {
         button.disabled = false;
         button.classList.remove("busy");
+        if (idem && prepared) {
+          // No network: the meal waits on this device and goes by itself.
+          try {
+            await NdiroOutbox.queue(fd, NdiroOutbox.user());
+            bar.value = 0;
+            queued(form, idem);
+            say("Saved on this device: it uploads by itself when you are online again. You can add the next meal.");
+            return;
+          } catch (qerr) { /* storage refused: say so as before */ }
+        }
         say("The upload failed: check your connection, then press Save again. Everything you typed is still here.");
       }
     });

@@ -48,6 +48,14 @@ resource "aws_dynamodb_table" "meals" {
     type = "S"
   }
 
+  # Only the meal form's idempotency claims (sort keys "~idem#…") carry
+  # expires_at; TTL deletes them lazily, and the app needs no prompt
+  # deletion of them.
+  ttl {
+    attribute_name = "expires_at"
+    enabled        = true
+  }
+
   on_demand_throughput {
     max_read_request_units  = var.max_read_request_units
     max_write_request_units = var.max_write_request_units

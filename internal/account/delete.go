@@ -174,6 +174,9 @@ type deletedPage struct {
 // finished, that it is gone. The ?t= ticket names the account for an hour
 // without a session (the deletion ended it).
 func (h *Handler) Deleted(w http.ResponseWriter, r *http.Request) error {
+	// The account is gone: nothing the device cached of it is shown again
+	// (the page script empties the service worker's page caches too).
+	w.Header().Set("Clear-Site-Data", web.ClearCache)
 	p := &deletedPage{Base: web.Base{Title: "Account deleted"}}
 	if id, ok := h.deleted.get(r.URL.Query().Get("t"), h.now()); ok {
 		u, err := h.users.Get(r.Context(), id)

@@ -34,9 +34,26 @@ func (h *Handler) Logout(w http.ResponseWriter, r *http.Request) error {
 	if err := h.sessions.Destroy(r.Context()); err != nil {
 		return err
 	}
+	// What this device kept of the account goes with the session: the
+	// HTTP cache always; site storage too (the service worker's page
+	// caches, the offline outbox) once the page script says the outbox is
+	// empty, having asked first when meals were waiting (static/outbox.js).
+	if r.PostFormValue(OutboxField) == OutboxEmpty {
+		w.Header().Set("Clear-Site-Data", web.ClearCacheAndStorage)
+	} else {
+		w.Header().Set("Clear-Site-Data", web.ClearCache)
+	}
 	web.Redirect(w, r, "/")
 	return nil
 }
+
+// OutboxField is the sign-out form's field the page script sets to
+// OutboxEmpty once no meal waits in this device's offline outbox (or the
+// person chose to discard them): only then does Logout clear storage.
+const (
+	OutboxField = "outbox"
+	OutboxEmpty = "empty"
+)
 
 // SignOut ends the session of the request ctx belongs to (account
 // deletion signs the owner out at once).

@@ -42,8 +42,10 @@ type Tables struct {
 // prefix (e.g. "ndiro-" gives "ndiro-users").
 func NewTables(prefix string) Tables {
 	return Tables{
-		Users:   Table{Name: prefix + "users", Base: "users", PartitionKey: "user_id"},
-		Meals:   Table{Name: prefix + "meals", Base: "meals", PartitionKey: "user_id", SortKey: "sk"},
+		Users: Table{Name: prefix + "users", Base: "users", PartitionKey: "user_id"},
+		// Meals rows carry no expires_at; the meal form's idempotency
+		// claims (meal.ClaimPrefix) do.
+		Meals:   Table{Name: prefix + "meals", Base: "meals", PartitionKey: "user_id", SortKey: "sk", TTLAttribute: "expires_at"},
 		Shares:  Table{Name: prefix + "shares", Base: "shares", PartitionKey: "share_token", TTLAttribute: "expires_at"},
 		Invites: Table{Name: prefix + "invites", Base: "invites", PartitionKey: "invite_token", TTLAttribute: "expires_at"},
 	}

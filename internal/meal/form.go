@@ -36,7 +36,11 @@ type Form struct {
 	FixedDate bool
 	// ConfirmFuture: the owner confirmed a date more than a day ahead.
 	ConfirmFuture bool
-	Errors        map[string]string
+	// Idem is the idempotency key the page script chose for this meal
+	// (IdemField), carried through corrections so that the meal is the
+	// same one however often it is sent; "" without the script.
+	Idem   string
+	Errors map[string]string
 }
 
 // FormFrom reads a submitted form.
@@ -48,7 +52,7 @@ func FormFrom(v url.Values) Form {
 		Hunger: v.Get("hunger"), Fullness: v.Get("fullness"),
 		DefaultDate: v.Get("default_date"), DefaultTime: v.Get("default_time"),
 		Pending: v.Get("pending"), Taken: v.Get("taken"), ConfirmFuture: v.Get("confirm_future") == "1",
-		FixedDate: v.Get("fixed_date") == "1",
+		FixedDate: v.Get("fixed_date") == "1", Idem: v.Get(IdemField),
 	}
 }
 

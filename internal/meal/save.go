@@ -145,22 +145,28 @@ func (w *writer) drop(ctx context.Context, ownerID string, keys []string) {
 	}
 }
 
-// create writes m (UserID, Date, Time and fields set) as a new meal with
-// the upload, if any, as its photo of version v.
+// create writes m (UserID, Date, Time and fields set; ID too if an
+// idempotency claim chose it) as a new meal with the upload, if any, as
+// its photo of version v.
 func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version) error {
 	if u.present() {
 		tod, err := ParseTimeOfDay(m.Time)
 		if err != nil {
 			return fmt.Errorf("meal: create: %w", err)
 		}
-		m.ID = NewID(tod)
+		if m.ID == "" { // else chosen by an idempotency claim
+			m.ID = NewID(tod)
+		}
 		m.Photo = u.photo(v)
 		if err := w.put(ctx, m, u, true); err != nil {
 			return err
 		}
 	}
 	if err := w.rows.Create(ctx, m); err != nil {
-		if u.present() && !unanswered(err) {
+		// A row refused for its key (ErrExists) is another write's, which
+		// names these very keys (a repeat of an idempotency key, or a
+		// clash of random IDs): dropping them would delete its photo.
+		if u.present() && !unanswered(err) && !errors.Is(err, ErrExists) {
 			w.drop(ctx, m.UserID, m.PhotoKeys())
 		}
 		return err

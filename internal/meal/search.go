@@ -83,6 +83,8 @@ func (s *Store) Search(ctx context.Context, userID, before string, match func(*M
 			return page, fmt.Errorf("meal: search: %w", err)
 		}
 		cond = cond.And(expression.Key("sk").LessThan(expression.Value(before)))
+	} else {
+		cond = cond.And(belowClaims())
 	}
 	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
 	if err != nil {

@@ -311,10 +311,12 @@ func (s *Store) Window(ctx context.Context, userID string, from, to Date) ([]Mea
 
 // Beyond returns userID's meal nearest outside a window: with before, the
 // last meal whose sort key is below lo; otherwise the first above hi (lo
-// and hi as DayRange gives them). ONE Query with Limit 1, read backwards
-// for before. It returns ErrNotFound when there is no such meal.
+// and hi as DayRange gives them), read as BETWEEN hi AND MealKeyCeiling
+// (hi, ending "#~", is no meal's key) so that no idempotency claim is
+// taken for a meal. ONE Query with Limit 1, read backwards for before. It returns ErrNotFound when there is no such meal.
 func (s *Store) Beyond(ctx context.Context, userID, lo, hi string, before bool) (*Meal, error) {
-	sk := expression.Key("sk").GreaterThan(expression.Value(hi))
+	// Up to the ceiling only: claims (idem.go) sort above every meal.
+	sk := expression.KeyBetween(expression.Key("sk"), expression.Value(hi), expression.Value(MealKeyCeiling))
 	if before {
 		sk = expression.Key("sk").LessThan(expression.Value(lo))
 	}
@@ -373,16 +375,18 @@ func (s *Store) first(ctx context.Context, op, userID string, sk expression.KeyC
 }
 
 // All returns every meal of userID, oldest first (export and account
-// deletion). It pages through the partition with one Query.
+// deletion). It pages through the partition with one Query, below
+// MealKeyCeiling: no idempotency claim is a meal.
 func (s *Store) All(ctx context.Context, userID string) ([]Meal, error) {
-	meals, err := s.query(ctx, userID)
+	meals, err := s.query(ctx, userID, belowClaims())
 	if err != nil {
 		return nil, fmt.Errorf("meal: all: %w", err)
 	}
 	return meals, nil
 }
 
-// DeleteAll deletes every meal of userID (a step of account deletion):
+// DeleteAll deletes every meal of userID (a step of account deletion),
+// and every idempotency claim with them (the whole partition):
 // strongly consistent Query pages of keys only, each page deleted with BatchWriteItem (25 at a
 // time, unprocessed items resent). It returns how many meals it deleted;
 // meals already gone are no error, so it can be re-run after a failure
@@ -425,9 +429,9 @@ func (s *Store) DeleteAll(ctx context.Context, userID string) (int, error) {
 }
 
 // Count counts every meal of every owner with a paced Select COUNT Scan,
-// for the admin monitor.
+// for the admin monitor; idempotency claims are filtered out.
 func (s *Store) Count(ctx context.Context, pace dynamo.Pace) (int, error) {
-	n, err := dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), Limit: s.limit()}, pace)
+	n, err := dynamo.CountPaced(ctx, s.db, s.scanMeals(), pace)
 	if err != nil {
 		return 0, fmt.Errorf("meal: count: %w", err)
 	}
@@ -437,8 +441,10 @@ func (s *Store) Count(ctx context.Context, pace dynamo.Pace) (int, error) {
 // ScanPhotos calls fn with every meal of every owner, by a paced Scan (the
 // orphan check). It reads whole items: the in-process emulator turns
 // numbers into floats when it projects them, and photo_v has 19 digits.
+// Idempotency claims are filtered out: they name no photo, and one left
+// by a deleted user expires by TTL.
 func (s *Store) ScanPhotos(ctx context.Context, pace dynamo.Pace, fn func(*Meal) error) error {
-	err := dynamo.ScanPaced(ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), Limit: s.limit()}, pace, func(out *dynamodb.ScanOutput) error {
+	err := dynamo.ScanPaced(ctx, s.db, s.scanMeals(), pace, func(out *dynamodb.ScanOutput) error {
 		var page []Meal
 		if err := attributevalue.UnmarshalListOfMaps(out.Items, &page); err != nil {
 			return fmt.Errorf("decode: %w", err)
@@ -489,6 +495,17 @@ func (s *Store) query(ctx context.Context, userID string, sk ...expression.KeyCo
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 	})
+}
+
+// scanMeals is a Scan of the table's meals, claims filtered out.
+func (s *Store) scanMeals() *dynamodb.ScanInput {
+	return &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		Limit:                     s.limit(),
+		FilterExpression:          mealsOnly.Filter(),
+		ExpressionAttributeNames:  mealsOnly.Names(),
+		ExpressionAttributeValues: mealsOnly.Values(),
+	}
 }
 
 func (s *Store) limit() *int32 {

@@ -45,6 +45,10 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	u := user.FromContext(ctx)
+	idem, err := idemKey(r)
+	if err != nil {
+		return err
+	}
 	if err := h.allowUpload(w, r, u.ID); err != nil {
 		return err
 	}
@@ -68,7 +72,28 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	// Date and time left as the form showed them: the photo says when.
 	byPhoto := fileByPhoto(&f, &m, up.takenAt(), today)
 	m.UserID, m.CreatedAt, m.UpdatedAt = u.ID, now.UTC(), now.UTC()
-	if err := h.w.create(ctx, &m, up, photo.Version(now.UnixNano())); pendingGone(err, &f) {
+	var claim *Claim
+	if idem != "" {
+		// Claimed before any photo object is written: a repeat of the
+		// key gets the first meal, whose photo it never touches.
+		first, c, err := h.claim(ctx, idem, &m, now)
+		if err != nil {
+			return err
+		}
+		if first != "" {
+			h.w.done(ctx, u.ID, up)
+			return finish(w, r, mealLinkSK(first), savedFlash(r))
+		}
+		claim = c
+	}
+	err = h.w.create(ctx, &m, up, photo.Version(now.UnixNano()))
+	h.settle(ctx, claim, err)
+	if claim != nil && errors.Is(err, ErrExists) {
+		// The dead attempt whose claim this took over wrote its row
+		// after all: that is the meal.
+		return finish(w, r, mealLink(&m), savedFlash(r))
+	}
+	if pendingGone(err, &f) {
 		// The kept photo went between the check and its copy into place
 		// (the same form sent twice): nothing was saved.
 		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == ""})

@@ -143,7 +143,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	if err := web.AddManifest(st); err != nil {
 		return nil, err
 	}
-	pages, err := web.NewPages(templates.FS, st, auth.Viewer, cfg.OIDCName, log)
+	pages, err := web.NewPages(templates.FS, st, auth.ViewerWith(auth.UserHashKey(cfg.OIDCClientSecret)), cfg.OIDCName, log)
 	if err != nil {
 		return nil, err
 	}

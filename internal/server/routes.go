@@ -41,6 +41,21 @@ type Deps struct {
 	WriteHealth func() error
 }
 
+// ServiceWorkerPath is where the service worker (static/sw.js) is served
+// and registered from (static/outbox.js).
+const ServiceWorkerPath = "/sw.js"
+
+// serviceWorker serves static/sw.js with Service-Worker-Allowed: / (its
+// scope, the whole app, already follows from its path; the header says
+// so to a browser that registers it with scope "/" explicitly).
+func serviceWorker(st *web.Static) http.HandlerFunc {
+	file := st.File("sw.js")
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Service-Worker-Allowed", "/")
+		file(w, r)
+	}
+}
+
 // The photo routes' patterns, as logs show them.
 const (
 	ownerPhotoRoute     = "/photo/{date}/{meal_id}"
@@ -147,6 +162,10 @@ func pages(d Deps) *chi.Mux {
 	// The web app manifest at a fixed address too (pages link the
 	// versioned one under /static/); browsers fetch it without cookies.
 	r.Get("/manifest.webmanifest", d.Static.File(web.ManifestName))
+	// The service worker, at the root so that its scope is the whole
+	// app, revalidated on every update check (no digest in its URL:
+	// Static serves it no-cache); pages register it by this path.
+	r.Get(ServiceWorkerPath, serviceWorker(d.Static))
 
 	// Share recipients: no session, no sign-in; the token is the only
 	// credential. Every response, refusals included, carries no-referrer

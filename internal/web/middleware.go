@@ -169,7 +169,7 @@ func SecurityHeaders(hsts bool) func(http.Handler) http.Handler {
 		{"X-Content-Type-Options", "nosniff"},
 		{"X-Frame-Options", "DENY"},
 		{"Referrer-Policy", "same-origin"},
-		{"Content-Security-Policy", "default-src 'self'; img-src 'self' blob: data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"},
+		{"Content-Security-Policy", "default-src 'self'; img-src 'self' blob: data:; worker-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"},
 	}
 	if hsts {
 		fixed = append(fixed, [2]string{"Strict-Transport-Security", "max-age=63072000; includeSubDomains"})

@@ -248,7 +248,7 @@ func TestSecurityHeaders(t *testing.T) {
 		"X-Content-Type-Options":  {"nosniff"},
 		"X-Frame-Options":         {"DENY"},
 		"Referrer-Policy":         {"same-origin"},
-		"Content-Security-Policy": {"default-src 'self'; img-src 'self' blob: data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"},
+		"Content-Security-Policy": {"default-src 'self'; img-src 'self' blob: data:; worker-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"},
 	}
 	for _, hsts := range []bool{false, true} {
 		h := SecurityHeaders(hsts)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

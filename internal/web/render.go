@@ -25,7 +25,28 @@ type Viewer struct {
 	SignedIn bool
 	Email    string
 	IsAdmin  bool
+	// UserHash stands for the signed-in user on this device, never their
+	// ID or e-mail: the service worker keys its page cache by it and the
+	// offline outbox binds each queued meal to it (auth.UserHash). Render
+	// sends it as UserHashHeader and the layout as a meta tag.
+	UserHash string
 }
+
+// Clear-Site-Data values (W3C Clear Site Data) for the end of a sign-in
+// (auth.Handler.Logout, account.Handler.Deleted): the HTTP cache alone,
+// or with it every storage of the origin (CacheStorage, IndexedDB,
+// service worker registrations). Cookies are left: the session ends on
+// the server.
+const (
+	ClearCache           = `"cache"`
+	ClearCacheAndStorage = `"cache", "storage"`
+)
+
+// UserHashHeader carries Viewer.UserHash on every page a signed-in user
+// gets, for the service worker (static/sw.js), which sees a navigation's
+// headers but not its page's meta tags before it caches it. Its absence
+// on an owner page's navigation means nobody is signed in.
+const UserHashHeader = "X-Ndiro-User"
 
 // Base is embedded in every page's data struct; Render fills Viewer,
 // RequestID, Path, Page, Provider and Nav. Title is the page title without the
@@ -209,6 +230,9 @@ func (p *Pages) Render(w http.ResponseWriter, r *http.Request, status int, name 
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
+	if b.Viewer.UserHash != "" {
+		h.Set(UserHashHeader, b.Viewer.UserHash)
+	}
 	if h.Get("Cache-Control") == "" {
 		h.Set("Cache-Control", "no-store")
 	}

@@ -1,0 +1,323 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cachestorage"
+	"github.com/chromedp/cdproto/indexeddb"
+	"github.com/chromedp/chromedp"
+
+	"ndiro/internal/apptest"
+	"ndiro/internal/localenv"
+	"ndiro/internal/meal"
+)
+
+// cut is the network between the browser and the app: while down, every
+// request, the page's and the service worker's alike, ends with its
+// connection closed unanswered, as with no signal.
+type cut struct{ down atomic.Bool }
+
+func (c *cut) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c.down.Load() {
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				if tc, ok := conn.(*net.TCPConn); ok {
+					tc.SetLinger(0)
+				}
+				conn.Close()
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// waitLong bounds each wait: long, for a loaded machine; a wait ends as
+// soon as its condition holds.
+const waitLong = 2 * time.Minute
+
+func poll(js string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(waitLong), chromedp.WithPollingInterval(50*time.Millisecond))
+}
+
+// warmed waits until the service worker is active and keeps the Add form
+// (and so its files) in the signed-in person's cache. The page itself may
+// be uncontrolled (loaded while the worker was installing); every
+// navigation after it goes through the worker.
+var warmed = poll(`(async () => {
+	const reg = await navigator.serviceWorker.getRegistration();
+	if (!reg || !reg.active || reg.active.state !== "activated") return false;
+	const h = document.querySelector('meta[name="ndiro-user"]').content;
+	const c = await caches.open("ndiro-pages-" + h);
+	return !!(await c.match("/meals/new"));
+})()`)
+
+// workerState says what the page knows of its service worker and caches,
+// for a failure message.
+func workerState(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(async () => {
+		const reg = await navigator.serviceWorker.getRegistration();
+		const names = await caches.keys();
+		const kept = {};
+		for (const n of names) kept[n] = (await (await caches.open(n)).keys()).map(r => new URL(r.url).pathname);
+		return JSON.stringify({controller: !!navigator.serviceWorker.controller, active: reg && reg.active && reg.active.state,
+			installing: !!(reg && reg.installing), waiting: !!(reg && reg.waiting), kept});
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return "worker state unknown: " + err.Error()
+	}
+	return "worker state " + s
+}
+
+// offlineApp starts the app behind a cut and Chromium signed in as email,
+// its service worker installed and warm.
+func offlineApp(t *testing.T, email string) (*apptest.App, *cut, context.Context) {
+	t.Helper()
+	ctx := apptest.Browser(t, 390, 844, 8*time.Minute)
+	net := &cut{}
+	app := apptest.New(t, apptest.Options{Wrap: net.wrap})
+	if err := chromedp.Do(ctx, app.BrowserSignIn(email), chromedp.Navigate(app.URL+"/meals"), warmed); err != nil {
+		t.Fatalf("sign in and install the service worker: %v; %s", err, workerState(ctx))
+	}
+	return app, net, ctx
+}
+
+// addOffline fills the Add form (served by the service worker) and saves
+// it with no network: the meal goes to the outbox, waiting count n.
+func addOffline(photo, date, tod, notes string, n int) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.WaitVisible(chromedp.CSS(`form.meal-form`)),
+		// upload.js has taken the form (it sets the meal's key).
+		poll(`!!window.NdiroOutbox && document.querySelector('input[name="idem"]').value.length === 22`),
+		chromedp.SetValue(chromedp.CSS(`#date`), date),
+		chromedp.SetValue(chromedp.CSS(`#time`), tod),
+		chromedp.SetValue(chromedp.CSS(`#notes`), notes),
+		chromedp.SetUploadFiles(chromedp.CSS(`#photo`), []string{photo}),
+		chromedp.Click(chromedp.CSS(`form.meal-form button[type=submit]`)),
+		poll(`document.querySelector(".upload-text").textContent.startsWith("Saved on this device") &&
+			document.querySelectorAll("#outbox .outbox-item").length === `+itoa(n)+` &&
+			document.getElementById("outbox-badge").textContent === "`+waiting(n)+`" &&
+			document.querySelector("#notes").value === ""`),
+	)
+}
+
+func itoa(n int) string { return string(rune('0' + n)) }
+
+func waiting(n int) string {
+	if n == 1 {
+		return "1 meal waiting to upload"
+	}
+	return itoa(n) + " meals waiting to upload"
+}
+
+// TestBrowserOfflineOutbox: signed in, the network goes; the Add page
+// still opens (from the service worker) and takes three meals with
+// photos, which wait in the outbox; the page closed and opened again,
+// still offline, shows them; with the network back, the next visit sends
+// them: each saved exactly once, with its photo and the time chosen.
+func TestBrowserOfflineOutbox(t *testing.T) {
+	t.Parallel()
+	app, net, ctx := offlineApp(t, "admin@example.com")
+	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
+	day := time.Now().AddDate(0, 0, -2).Format(time.DateOnly)
+	tab, closeTab := chromedp.NewContext(ctx)
+	net.down.Store(true)
+	err := chromedp.Do(tab,
+		chromedp.Navigate(app.URL+"/meals/new"),
+		chromedp.WaitVisible(chromedp.CSS(`#offline-note`)),
+		addOffline(photo, day, "07:15", "offline porridge", 1),
+		addOffline(photo, day, "12:40", "offline soup", 2),
+		addOffline(photo, day, "19:05", "offline curry", 3),
+	)
+	if err != nil {
+		t.Fatalf("three meals offline: %v", err)
+	}
+	closeTab()
+
+	again, closeAgain := chromedp.NewContext(ctx)
+	defer closeAgain()
+	err = chromedp.Do(again,
+		chromedp.Navigate(app.URL+"/meals/new"),
+		chromedp.WaitVisible(chromedp.CSS(`#offline-note`)),
+		poll(`document.querySelectorAll("#outbox .outbox-item.waiting").length === 3 &&
+			[...document.querySelectorAll("#outbox .outbox-what")].map(p => p.textContent).join("|").includes("offline soup")`),
+	)
+	if err != nil {
+		t.Fatalf("reopened offline: %v", err)
+	}
+	if n := len(mealsOf(t, app, "admin@example.com")); n != 0 {
+		t.Fatalf("%d meals on the server while offline", n)
+	}
+
+	net.down.Store(false)
+	err = chromedp.Do(again,
+		chromedp.Reload(),
+		poll(`(async () => document.getElementById("outbox-badge").hidden && (await NdiroOutbox.all()).length === 0)()`),
+	)
+	if err != nil {
+		t.Fatalf("the next visit online did not empty the outbox: %v", err)
+	}
+	ms := mealsOf(t, app, "admin@example.com")
+	var got []string
+	for _, m := range ms {
+		if !m.HasPhoto() {
+			t.Errorf("meal %q has no photo", m.Notes)
+		}
+		got = append(got, m.Date+" "+m.Time+" "+m.Notes)
+	}
+	sort.Strings(got)
+	want := []string{day + " 07:15:00 offline porridge", day + " 12:40:00 offline soup", day + " 19:05:00 offline curry"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("saved meals:\n%s\nwant exactly once each:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func mealsOf(t *testing.T, app *apptest.App, email string) []meal.Meal {
+	t.Helper()
+	ms, err := app.Meals.All(context.Background(), localenv.Subject(email))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+// TestBrowserOutboxRefusedAndSignOut: a queued meal the server refuses
+// (a date far ahead) stays in the outbox with the server's message; Fix
+// opens the Add form filled from it, and once corrected it is saved and
+// leaves the outbox. Signing out with a meal waiting asks first, with
+// the count, then leaves no outbox entry and no page cache (read through
+// CDP). Someone else signing in on the same browser is never shown the
+// first person's kept pages.
+func TestBrowserOutboxRefusedAndSignOut(t *testing.T) {
+	t.Parallel()
+	app, net, ctx := offlineApp(t, "admin@example.com")
+	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
+	ahead := time.Now().AddDate(0, 1, 0).Format(time.DateOnly)
+	net.down.Store(true)
+	if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+"/meals/new"), addOffline(photo, ahead, "08:00", "too early", 1)); err != nil {
+		t.Fatalf("queue offline: %v", err)
+	}
+	net.down.Store(false)
+	err := chromedp.Do(ctx,
+		chromedp.Reload(),
+		poll(`(() => { const s = document.querySelector("#outbox .outbox-item.refused .outbox-state"); return s && s.textContent === "Not saved: `+meal.MsgFuture+`"; })()`),
+		chromedp.Click(chromedp.CSS(`#outbox .outbox-fix`)),
+		chromedp.WaitVisible(chromedp.CSS(`#outbox-fix`)),
+		poll(`document.querySelector("#date").value === "`+ahead+`" && document.querySelector("#notes").value === "too early" &&
+			document.querySelector("#photo").files.length === 1 && !!document.getElementById("outbox-fix")`),
+		chromedp.SetValue(chromedp.CSS(`#date`), time.Now().AddDate(0, 0, -1).Format(time.DateOnly)),
+		chromedp.Click(chromedp.CSS(`form.meal-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+		chromedp.WaitVisible(chromedp.CSS(`.days`)),
+		poll(`(async () => (await NdiroOutbox.all()).length === 0)()`),
+	)
+	if err != nil {
+		t.Fatalf("refused, fixed and sent: %v", err)
+	}
+	ms := mealsOf(t, app, "admin@example.com")
+	if len(ms) != 1 || ms[0].Notes != "too early" || !ms[0].HasPhoto() || ms[0].Time != "08:00:00" {
+		t.Fatalf("meals after the fix = %+v, want the fixed one with its photo", ms)
+	}
+
+	// Signing out with one meal waiting (put straight into the outbox:
+	// online, the page would send it).
+	asked, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(async () => {
+		const h = document.querySelector('meta[name="ndiro-user"]').content;
+		await NdiroOutbox.put({id: NdiroOutbox.newKey(), user: h, fields: [["date", "2026-01-01"], ["time", "12:00"]], photo: null, photoName: "",
+			queuedAt: Date.now(), state: "refused", message: "kept for the test"});
+		return "ok";
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil || asked != "ok" {
+		t.Fatalf("put an entry: %q %v", asked, err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(app.URL+"/account"),
+		chromedp.WaitVisible(chromedp.CSS(`form[action="/logout"] button`)),
+		chromedp.Evaluate[chromedp.Void](`window.confirm = (m) => { window.asked = m; return true; }`),
+		chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`a[href^="/login"]`)),
+	)
+	if err != nil {
+		t.Fatalf("sign out: %v", err)
+	}
+	origin := app.URL
+	names, err := chromedp.Call(ctx, cachestorage.RequestCacheNames, cachestorage.RequestCacheNamesParams{SecurityOrigin: origin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range names.Caches {
+		if strings.HasPrefix(c.CacheName, "ndiro-pages-") {
+			t.Errorf("cache %q left after sign-out", c.CacheName)
+		}
+	}
+	if n := outboxEntries(t, ctx, origin); n != 0 {
+		t.Errorf("%d outbox entries left after sign-out", n)
+	}
+
+	// Someone else on the same browser: the first person's month page,
+	// seen before, is not shown to them offline.
+	owner := app.Client()
+	owner.SignIn("admin@example.com")
+	inv := owner.CreateInvite(url.Values{"role": {"owner"}})
+	month := app.URL + "/meals?month=" + ms[0].Date[:7]
+	err = chromedp.Do(ctx,
+		app.BrowserSignIn("admin@example.com"),
+		chromedp.Navigate(month),
+		warmed,
+		poll(`document.body.textContent.includes("too early")`),
+		chromedp.Navigate(app.URL+"/login?invite="+inv),
+		chromedp.WaitVisible(chromedp.CSS(`#email`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), "friend@example.com"),
+		chromedp.Submit(chromedp.CSS(`#email`)),
+		chromedp.WaitVisible(chromedp.CSS(`main h1`)),
+		chromedp.Navigate(app.URL+"/meals"),
+		warmed,
+	)
+	if err != nil {
+		t.Fatalf("first person's month, then the second person signs in: %v", err)
+	}
+	net.down.Store(true)
+	if err := chromedp.Do(ctx, chromedp.Navigate(month), chromedp.WaitVisible(chromedp.CSS(`main h1`))); err != nil {
+		t.Fatalf("offline month: %v", err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`body`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, "too early") || !strings.Contains(text, "You are offline") {
+		t.Errorf("offline, the second person sees %q: want the offline page, never the first person's meals", text)
+	}
+}
+
+// outboxEntries counts the entries of the outbox database, read through
+// CDP (0 if the database is gone, as after Clear-Site-Data "storage").
+func outboxEntries(t *testing.T, ctx context.Context, origin string) int {
+	t.Helper()
+	dbs, err := chromedp.Call(ctx, indexeddb.RequestDatabaseNames, indexeddb.RequestDatabaseNamesParams{SecurityOrigin: origin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range dbs.DatabaseNames {
+		found = found || n == "ndiro"
+	}
+	if !found {
+		return 0
+	}
+	data, err := chromedp.Call(ctx, indexeddb.RequestData, indexeddb.RequestDataParams{SecurityOrigin: origin, DatabaseName: "ndiro", ObjectStoreName: "outbox", PageSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(data.ObjectStoreDataEntries)
+}
