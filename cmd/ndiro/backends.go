@@ -26,7 +26,8 @@ const localBucket = "ndiro-photos"
 
 // backends opens the clients the app runs on: AWS (checked at start) or
 // local mode's in-process ones. Either way every call they make is
-// bounded by NDIRO_STORAGE_* (package storage).
+// bounded by NDIRO_STORAGE_* (package storage) and counted, outside those
+// bounds, in the metrics (metrics.Metrics.DynamoDB and S3).
 func (m *Main) backends(ctx context.Context) (server.Backends, error) {
 	tables := dynamo.NewTables(m.cfg.TablePrefix)
 	bounds := storage.New(m.cfg.Storage, m.log, time.Now)
@@ -42,8 +43,9 @@ func (m *Main) backends(ctx context.Context) (server.Backends, error) {
 func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *storage.Bounds) (server.Backends, error) {
 	env, err := localenv.Start(ctx, localenv.Options{
 		DataDir: m.cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: m.log,
-		DynamoOptions: []func(*dynamodb.Options){bounds.DynamoDB},
-		S3Options:     []func(*s3.Options){bounds.S3},
+		DynamoOptions: []func(*dynamodb.Options){bounds.DynamoDB, m.metrics.DynamoDB},
+		S3Options:     []func(*s3.Options){bounds.S3, m.metrics.S3},
+		ObserveSync:   m.metrics.ObserveSync,
 	})
 	if err != nil {
 		return server.Backends{}, err
@@ -65,6 +67,7 @@ func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *
 	return server.Backends{
 		DynamoDB: env.DynamoDB, S3: env.S3, Bucket: localBucket, Tables: tables,
 		WriteHealth: env.WriteHealth, // a full disk: writes refused early (507)
+		Metrics:     m.metrics,
 		Provider: auth.Provider{
 			Issuer:       env.OIDC.Issuer(),
 			ClientID:     env.OIDC.ClientID,
@@ -111,11 +114,11 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *st
 	compatible := func(service string) bool {
 		return m.getenv("AWS_ENDPOINT_URL") != "" || m.getenv("AWS_ENDPOINT_URL_"+service) != ""
 	}
-	b := server.Backends{Bucket: m.cfg.Bucket, Tables: tables}
+	b := server.Backends{Bucket: m.cfg.Bucket, Tables: tables, Metrics: m.metrics}
 	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
 		// DynamoDB-compatible servers may send no x-amz-crc32.
 		o.DisableValidateResponseChecksum = compatible("DYNAMODB")
-	}, bounds.DynamoDB)
+	}, bounds.DynamoDB, m.metrics.DynamoDB)
 	b.S3 = s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if compatible("S3") {
 			// An S3-compatible server: path-style addressing, and no
@@ -124,7 +127,7 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *st
 			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 		}
-	}, bounds.S3)
+	}, bounds.S3, m.metrics.S3)
 	if err := dynamo.CheckTables(ctx, b.DynamoDB, tables); err != nil {
 		return server.Backends{}, startupFailed(err, "DynamoDB", "AWS_REGION or AWS_ENDPOINT_URL_DYNAMODB")
 	}

@@ -22,9 +22,12 @@ import (
 	"ndiro/internal/invite"
 	"ndiro/internal/limit"
 	"ndiro/internal/meal"
+	"ndiro/internal/metrics"
 	"ndiro/internal/photo"
+	"ndiro/internal/readiness"
 	"ndiro/internal/share"
 	"ndiro/internal/user"
+	"ndiro/internal/version"
 	"ndiro/internal/web"
 	"ndiro/static"
 	"ndiro/templates"
@@ -49,9 +52,19 @@ type Backends struct {
 	// otherwise why not, wrapping storage.ErrFull or storage.ErrFailed
 	// (local mode: localenv.Env.WriteHealth; nil in AWS mode, whose
 	// backends report their own errors). While it fails, signed-in users'
-	// unsafe requests are refused early with the 507 page; a readiness
-	// check reports it.
+	// unsafe requests are refused early with the 507 page; /readyz
+	// reports it.
 	WriteHealth func() error
+	// Lease, if set, returns nil while this process holds the one-writer
+	// lease (AWS mode) and otherwise why not, e.g. which host holds it
+	// until when; /readyz answers 503 with that message while it fails.
+	// nil is always held (local mode, and until the lease exists).
+	Lease func() error
+	// Metrics, if set, is the registry the app's series join: the SDK
+	// middleware on the clients above (metrics.Metrics.DynamoDB, S3) and
+	// local mode's journal count into it too. nil makes one of its own
+	// (App.Metrics), counting the app's requests and figures only.
+	Metrics *metrics.Metrics
 }
 
 // clock returns b.Clock, or the wall clock reading now.
@@ -91,6 +104,11 @@ type App struct {
 	Deletions *account.Deleter
 	// Monitor counts what the app holds and checks for orphans.
 	Monitor *admin.Monitor
+	// Metrics holds the app's Prometheus series (Backends.Metrics, or
+	// the app's own); its Handler serves the metrics listener.
+	Metrics *metrics.Metrics
+	// Ready answers /readyz.
+	Ready *readiness.Checker
 
 	// stopOpens ends the writer of share opens (Store.RunOpens), which
 	// closes opensDone once it has written the last of them.
@@ -169,7 +187,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	pipeline := photo.NewPipeline(budget, wait).WithHEIC(heic)
 	photoCache := photoServer.Cache()
 	monitor := admin.NewMonitor(admin.MonitorDeps{
-		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache, HEIC: heic.Status,
+		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache, HEIC: heic.Status, Admission: pipeline.Admission,
 		Clock: b.clock(now), Mode: string(cfg.Mode), Grace: cfg.OrphanGrace, Log: log,
 	})
 	deleter := account.NewDeleter(account.DeleterDeps{
@@ -198,7 +216,28 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		return nil, err
 	}
 
-	h := New(Deps{
+	mx := b.Metrics
+	if mx == nil {
+		mx = metrics.New(version.Info())
+	}
+	if err := registerFigures(mx, figures{
+		cache: photoCache, pipeline: pipeline, heic: heic, shares: shares, deletions: deleter,
+	}); err != nil {
+		return nil, err
+	}
+	ready := readiness.New([]readiness.Backend{
+		{Name: "DynamoDB", Deadline: cfg.Storage.Item, Check: func(ctx context.Context) error {
+			return dynamo.Ping(ctx, b.DynamoDB, b.Tables.Users)
+		}},
+		{Name: "S3", Deadline: cfg.Storage.Item, Check: func(ctx context.Context) error {
+			return photo.Ping(ctx, b.S3, b.Bucket)
+		}},
+	}, []readiness.Local{
+		{Name: "local storage", Check: b.WriteHealth},
+		{Name: "lease", Check: b.Lease},
+	}, now)
+
+	h, err := New(Deps{
 		Log:      log,
 		Pages:    pages,
 		Static:   st,
@@ -258,7 +297,12 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		}),
 		HSTS:        cfg.Mode == config.ModeAWS,
 		WriteHealth: b.WriteHealth,
+		Ready:       ready,
+		Metrics:     mx,
 	})
+	if err != nil {
+		return nil, err
+	}
 	// Recipient visits are counted in memory and written every
 	// share.OpensEvery, and at Close.
 	opensCtx, stopOpens := context.WithCancel(context.WithoutCancel(ctx))
@@ -268,5 +312,5 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		shares.RunOpens(opensCtx, func(err error) { log.Warn("share opens not written yet", "err", err) })
 	}()
 	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor,
-		stopOpens: stopOpens, opensDone: opensDone}, nil
+		Metrics: mx, Ready: ready, stopOpens: stopOpens, opensDone: opensDone}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"ndiro/internal/auth"
 	"ndiro/internal/invite"
 	"ndiro/internal/meal"
+	"ndiro/internal/metrics"
 	"ndiro/internal/share"
 	"ndiro/internal/web"
 )
@@ -39,6 +40,11 @@ type Deps struct {
 	// (Backends.WriteHealth); while it returns an error, unsafe requests
 	// of signed-in users are refused before their form is read.
 	WriteHealth func() error
+	// Ready answers /readyz (readiness.Checker).
+	Ready http.Handler
+	// Metrics, if set, counts every request by route pattern
+	// (ndiro_http_requests_total, ndiro_http_request_duration_seconds).
+	Metrics *metrics.Metrics
 }
 
 // The photo routes' patterns, as logs show them.
@@ -50,8 +56,10 @@ const (
 // New returns the application's HTTP handler: a chi router holding
 // every route (chi.Walk lists them), in two middleware stacks.
 //
-// Every request, outermost first: HEAD answered by the GET route without
-// a body → security headers. Then the owner's photo route, which a month
+// Every request, outermost first: counted by route pattern, method and
+// status class (metrics.Requests: the owner's photos too, at the cost of
+// a map lookup and two atomic adds) → HEAD answered by the GET route
+// without a body → security headers. Then the owner's photo route, which a month
 // page asks up to 90 times, runs only what a cached photo needs (profile
 // BenchmarkOwnerPhoto before adding to it): panic recovery → the
 // handler's errors logged, its successes not (web.Pages.HandleQuiet) →
@@ -69,18 +77,28 @@ const (
 // (a full disk in local mode: 507, before the body is read) → the form
 // limit of the route (every POST route has one: form, or upload for the
 // meal form with its photo; a body over it is a 413, too many fields a
-// 400, before the handler runs). Static files and
-// /healthz sit before sessions and never set a cookie. Share recipients'
+// 400, before the handler runs). Static files,
+// /healthz and /readyz sit before sessions and never set a cookie. Share recipients'
 // routes (/s/…) never touch the session at all: a recipient has no
 // account, and a signed-in owner or admin opening a link is treated
 // exactly like anyone else.
-func New(d Deps) http.Handler {
+func New(d Deps) (http.Handler, error) {
 	r := chi.NewRouter()
+	var requests *metrics.Requests
+	if d.Metrics != nil {
+		requests = d.Metrics.Requests()
+		r.Use(requests.Count)
+	}
 	r.Use(middleware.GetHead)
 	r.Use(web.SecurityHeaders(d.HSTS))
 	r.With(d.Pages.Recover).Get(ownerPhotoRoute, d.Pages.HandleQuiet(d.Auth.UserFromStore(d.Meals.Photo)))
 	r.Mount("/", pages(d))
-	return r
+	if requests != nil {
+		if err := requests.Routes(r); err != nil {
+			return nil, fmt.Errorf("server: route patterns for the metrics: %w", err)
+		}
+	}
+	return r, nil
 }
 
 // pages is the router of every route but the owner's photos, with the
@@ -115,6 +133,9 @@ func pages(d Deps) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte("ok\n"))
 	})
+	// Readiness: DynamoDB and S3 answer, local storage takes writes, the
+	// lease is held (readiness.Checker); /healthz above is liveness only.
+	r.Get("/readyz", d.Ready.ServeHTTP)
 	r.Get("/static/*", d.Static.ServeHTTP)
 	// The web app manifest at a fixed address too (pages link the
 	// versioned one under /static/); browsers fetch it without cookies.
