@@ -83,35 +83,64 @@ func trimPattern(p string) string {
 	return p
 }
 
+// Route returns middleware that counts every request it wraps under the
+// route pattern given (a route served outside the chi router: the
+// owner's photos, an http.ServeMux pattern), with no lookup at all.
+func (q *Requests) Route(pattern string) func(http.Handler) http.Handler {
+	rt, ok := q.routes[pattern]
+	if !ok {
+		rt = &route{name: pattern}
+		q.routes[pattern] = rt
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			q.serve(rt, next, w, r)
+		})
+	}
+}
+
 // Count is middleware for the router's Use: after the handler returns it
 // counts the request under the pattern the router matched. A request
 // whose handler wrote nothing is counted as 200, which net/http sends
 // then.
 func (q *Requests) Count(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := q.pool.Get().(*statusWriter)
-		sw.ResponseWriter, sw.status = w, 0
-		start := time.Now()
-		defer func() {
-			took := time.Since(start)
-			status := sw.status
-			sw.ResponseWriter = nil
-			q.pool.Put(sw)
-			q.observe(r, status, took)
-		}()
-		next.ServeHTTP(sw, r)
+		q.serve(nil, next, w, r)
 	})
 }
 
-func (q *Requests) observe(r *http.Request, status int, took time.Duration) {
-	rt := q.none
+// serve runs next and counts the request under rt, or, if rt is nil,
+// under the pattern the chi router matched.
+func (q *Requests) serve(rt *route, next http.Handler, w http.ResponseWriter, r *http.Request) {
+	sw := q.pool.Get().(*statusWriter)
+	sw.ResponseWriter, sw.status = w, 0
+	start := time.Now()
+	defer func() {
+		took := time.Since(start)
+		status := sw.status
+		sw.ResponseWriter = nil
+		q.pool.Put(sw)
+		if rt == nil {
+			rt = q.matched(r)
+		}
+		q.observe(rt, r.Method, status, took)
+	}()
+	next.ServeHTTP(sw, r)
+}
+
+// matched is the route chi matched for r, or the unmatched one.
+func (q *Requests) matched(r *http.Request) *route {
 	if rc := chi.RouteContext(r.Context()); rc != nil {
 		if known, ok := q.routes[rc.RoutePattern()]; ok {
-			rt = known
+			return known
 		}
 	}
+	return q.none
+}
+
+func (q *Requests) observe(rt *route, method string, status int, took time.Duration) {
 	mi := len(methods) - 1
-	switch r.Method {
+	switch method {
 	case http.MethodGet:
 		mi = 0
 	case http.MethodHead:

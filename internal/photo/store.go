@@ -40,15 +40,41 @@ func ParseSize(s string) (Size, bool) {
 
 // Key returns the S3 key of a meal photo copy:
 // "users/{userID}/meals/{date}/{mealID}.jpg" or "….thumb.jpg", the user ID
-// escaped as keyID does. Keys are only ever built here, on the server, from
-// a signed-in user's ID and a date and meal ID the caller has validated; no
-// key or path from a client is used.
+// escaped as keyID does. Keys are only ever built here (laid out by
+// appendKey, which Server.Serve also uses for its stack-buffer key), on
+// the server, from a signed-in user's ID and a date and meal ID the
+// caller has validated; no key or path from a client is used.
 func Key(userID, date, mealID string, size Size) string {
-	ext := ".jpg"
+	var b [keyBuffer]byte
+	return string(appendKey(b[:0], userID, date, mealID, size)) // one allocation
+}
+
+// keyBuffer is the size of the stack buffers keys are built in: enough
+// for any key of a user ID up to 80 bytes (Google's are 21 digits).
+// Longer keys are built on the heap.
+const keyBuffer = 128
+
+// appendKey appends Key(userID, date, mealID, size) to b: the one place
+// that lays a meal photo's key out.
+func appendKey(b []byte, userID, date, mealID string, size Size) []byte {
+	b = append(b, "users/"...)
+	b = append(b, keyID(userID)...)
+	b = append(b, "/meals/"...)
+	b = append(b, date...)
+	b = append(b, '/')
+	b = append(b, mealID...)
 	if size == SizeThumb {
-		ext = ".thumb.jpg"
+		return append(b, ".thumb.jpg"...)
 	}
-	return "users/" + keyID(userID) + "/meals/" + date + "/" + mealID + ext // one allocation
+	return append(b, ".jpg"...)
+}
+
+// Ref names one copy of a meal's photo: its owner's user ID, the meal's
+// date and ID (both checked by the caller: meal.ParseDate, meal.ParseID)
+// and the size. Its S3 key is Key(Owner, Date, Meal, Size).
+type Ref struct {
+	Owner, Date, Meal string
+	Size              Size
 }
 
 // UserPrefix returns "users/{userID}/" (the ID escaped as keyID does), under
@@ -170,12 +196,12 @@ const metaVersion = "photo-v"
 type Object struct {
 	Body    []byte
 	Version Version
-	// tag is Version.Tag() and etag the ETag header value for the copy,
-	// worked out once when the object is read (Store.Get, the only maker
-	// of served objects), not on every request that serves it from the
-	// cache.
-	tag  string
-	etag []string
+	// tag is Version.Tag(), etag the ETag header value for the copy and
+	// length its Content-Length, worked out once when the object is read
+	// (Store.Get, the only maker of served objects), not on every request
+	// that serves it from the cache.
+	tag          string
+	etag, length []string
 }
 
 // Store reads and writes photo objects in the private bucket.
@@ -225,7 +251,8 @@ func (s *Store) Get(ctx context.Context, ownerID, key string) (*Object, error) {
 	}
 	v, _ := strconv.ParseInt(metadata(out.Metadata, metaVersion), 10, 64)
 	tag := Version(v).Tag()
-	return &Object{Body: body, Version: Version(v), tag: tag, etag: []string{etag(tag, key)}}, nil
+	return &Object{Body: body, Version: Version(v), tag: tag, etag: []string{etag(tag, key)},
+		length: []string{strconv.Itoa(len(body))}}, nil
 }
 
 // Stream copies the object key, which must lie under ownerID's prefix

@@ -260,6 +260,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Pipeline: pipeline,
 			Pages:    pages,
 			Now:      now,
+			Clock:    b.clock(now),
 			Log:      log,
 		}),
 		Shares: share.NewHandler(share.Deps{
