@@ -112,8 +112,9 @@ func TestLocalChecksAreNotCached(t *testing.T) {
 func TestOneCheckPerCacheFor(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	var calls atomic.Int32
+	const probes = 20
 	release := make(chan struct{})
-	entered := make(chan struct{}, 10)
+	entered := make(chan struct{}, probes)
 	c := New([]Backend{{Name: "DynamoDB", Deadline: time.Minute, Check: func(ctx context.Context) error {
 		calls.Add(1)
 		entered <- struct{}{}
@@ -121,7 +122,6 @@ func TestOneCheckPerCacheFor(t *testing.T) {
 		return nil
 	}}}, nil, clk.Now)
 
-	const probes = 20
 	var wg sync.WaitGroup
 	results := make([]Result, probes)
 	for i := range probes {

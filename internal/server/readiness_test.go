@@ -37,15 +37,16 @@ func TestReadinessFollowsBackends(t *testing.T) {
 		t.Fatalf("/readyz = %d %q, want 200 %q", r.StatusCode, r.Body, ready)
 	}
 	for _, tc := range []struct {
-		name string
-		link *apptest.Link
-		want string
+		name, op string
+		link     *apptest.Link
+		want     string
 	}{
-		{"S3", app.S3Link, "not ready\nDynamoDB: ok\nS3: not answering (no answer within 2s)\nlocal storage: ok\nlease: ok\n"},
-		{"DynamoDB", app.DynamoLink, "not ready\nDynamoDB: not answering (no answer within 2s)\nS3: ok\nlocal storage: ok\nlease: ok\n"},
+		{"S3", "HeadBucket", app.S3Link, "not ready\nDynamoDB: ok\nS3: not answering (no answer within 2s)\nlocal storage: ok\nlease: ok\n"},
+		{"DynamoDB", "DescribeTable", app.DynamoLink, "not ready\nDynamoDB: not answering (no answer within 2s)\nS3: ok\nlocal storage: ok\nlease: ok\n"},
 	} {
 		tc.link.Stall()
 		app.Clock.Advance(readiness.CacheFor)
+		before := scrape(t, app)
 		start := time.Now()
 		r := c.Get("/readyz")
 		took := time.Since(start)
@@ -54,6 +55,11 @@ func TestReadinessFollowsBackends(t *testing.T) {
 		}
 		if took > readyBudget+readyMargin {
 			t.Errorf("%s stalled: /readyz took %s, want at most its deadline %s (+%s)", tc.name, took, readyBudget, readyMargin)
+		}
+		// The stalled call is counted as such, outside its bounds.
+		unavailable := map[string]string{"service": tc.name, "operation": tc.op, "result": "unavailable"}
+		if got := value(scrape(t, app), "ndiro_storage_calls_total", unavailable) - value(before, "ndiro_storage_calls_total", unavailable); got != 1 {
+			t.Errorf("%s stalled: ndiro_storage_calls_total%v moved by %v, want 1", tc.name, unavailable, got)
 		}
 		if h := c.Get("/healthz"); h.StatusCode != http.StatusOK {
 			t.Errorf("%s stalled: /healthz = %d, want 200 (liveness only)", tc.name, h.StatusCode)
