@@ -75,7 +75,9 @@ load:
 	./bin/ndiro-load -bin bin/ndiro-dev -photos testdata/photos $(LOAD_FLAGS)
 
 ## e2e: the release binary in AWS mode against dynalite, s3rver and
-## oidc-provider from npm, each its own process (needs Node and npm)
+## oidc-provider from npm, each its own process, then in server mode (one
+## machine, embedded storage) signed in through the same oidc-provider,
+## restarted on its data dir (needs Node and npm)
 e2e: release
 	./e2e/run.sh
 

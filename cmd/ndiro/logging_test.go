@@ -23,6 +23,7 @@ func TestStartupErrorIsOneJSONLineInAWSMode(t *testing.T) {
 		env  []string
 	}{
 		{"aws", []string{"NDIRO_MODE=aws", "NDIRO_LOG_LEVEL=loud"}},
+		{"server", []string{"NDIRO_MODE=server", "NDIRO_LOG_LEVEL=loud"}},
 		{"local", []string{"NDIRO_LOG_LEVEL=loud"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +78,7 @@ func TestFatalKeepsAMultiLineErrorOnOneLine(t *testing.T) {
 // TestLoggerLevel: NDIRO_LOG_LEVEL drops the lines below it, in both
 // modes' formats.
 func TestLoggerLevel(t *testing.T) {
-	for _, mode := range []config.Mode{config.ModeLocal, config.ModeAWS} {
+	for _, mode := range []config.Mode{config.ModeLocal, config.ModeServer, config.ModeAWS} {
 		for _, tc := range []struct {
 			level      slog.Level
 			info, warn bool

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 	_ "time/tzdata" // IANA zones in images without /usr/share/zoneinfo
@@ -32,13 +34,13 @@ func main() {
 
 // fatal writes the error that stopped ndiro (a setting refused, a backend
 // not answering at start, a listener that could not open) to w: in AWS
-// mode (NDIRO_MODE=aws, read directly, since the error may be the
+// and server mode (NDIRO_MODE, read directly, since the error may be the
 // configuration's own) one JSON log line at ERROR like every other line
-// there, so the log service keeps it whole however many lines the
-// message has; otherwise "ndiro: " and the message, for a person at a
-// terminal.
+// there, so the journal or log service keeps it whole however many lines
+// the message has; otherwise "ndiro: " and the message, for a person at
+// a terminal.
 func fatal(w io.Writer, getenv func(string) string, err error) {
-	if config.Mode(getenv("NDIRO_MODE")) == config.ModeAWS {
+	if mode := config.Mode(getenv("NDIRO_MODE")); mode == config.ModeAWS || mode == config.ModeServer {
 		slog.New(slog.NewJSONHandler(w, nil)).Error("ndiro stopped", "err", err.Error())
 		return
 	}
@@ -66,6 +68,41 @@ func limitMemory(getenv func(string) string) {
 	}
 	if cfg, err := config.Load(getenv); err == nil {
 		debug.SetMemoryLimit(cfg.PhotoCacheBytes + memoryOverhead)
+	}
+}
+
+// liveHeap returns the bytes the heap's live objects hold, measured after
+// a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// roomForTables makes room under the soft memory limit, if one is set
+// (limitMemory's, or GOMEMLIMIT), for the embedded tables of local and
+// server mode: it measures the live heap now, before they load, and
+// returns the function to call once they have, which raises the limit by
+// what they took (about 2.6 KB a meal). memoryOverhead has room for a
+// small diary's tables, but a household's years of meals (100,000 take
+// about 260 MB) would otherwise hold the heap above the limit and the
+// collector running all the time. Meals added later count against the
+// limit until the next start. Without a limit (tests calling run) it
+// measures nothing and changes nothing.
+func (m *Main) roomForTables() (loaded func()) {
+	limit := debug.SetMemoryLimit(-1)
+	if limit == math.MaxInt64 {
+		return func() {}
+	}
+	before := liveHeap()
+	return func() {
+		tables := liveHeap() - before
+		if tables <= 0 {
+			return
+		}
+		debug.SetMemoryLimit(limit + tables)
+		m.log.Info("memory limit raised by what the embedded tables hold", "tables_bytes", tables, "limit_bytes", limit+tables)
 	}
 }
 
@@ -111,12 +148,13 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 	return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro version\" or \"ndiro healthcheck\" (\"ndiro heic-worker\" is started by ndiro itself)", args[0])
 }
 
-// newLogger is the one logger of a run: JSON lines in AWS mode (for the
-// log service), text locally, writing lines at cfg.LogLevel and above
+// newLogger is the one logger of a run: JSON lines in server and AWS
+// mode (for the journal or the log service: config.Config.Production),
+// text locally, writing lines at cfg.LogLevel and above
 // (NDIRO_LOG_LEVEL).
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if cfg.Mode == config.ModeAWS {
+	if cfg.Production() {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))

@@ -50,7 +50,7 @@ type Backends struct {
 	Clock limit.Clock
 	// WriteHealth, if set, returns nil while storage takes writes and
 	// otherwise why not, wrapping storage.ErrFull or storage.ErrFailed
-	// (local mode: localenv.Env.WriteHealth; nil in AWS mode, whose
+	// (local and server mode: localenv.Env.WriteHealth; nil in AWS mode, whose
 	// backends report their own errors). While it fails, signed-in users'
 	// unsafe requests are refused early with the 507 page; /readyz
 	// reports it.
@@ -157,7 +157,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	st.NotFound = pages.Handle(func(http.ResponseWriter, *http.Request) error {
 		return web.NotFound("There is no such file.")
 	})
-	pages.SecureCookies(cfg.Mode != config.ModeLocal)
+	pages.SecureCookies(cfg.Production())
 
 	sessions := scs.New()
 	sessions.Lifetime = 30 * 24 * time.Hour
@@ -165,7 +165,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	sessions.Cookie.Name = "ndiro_session"
 	sessions.Cookie.HttpOnly = true
 	sessions.Cookie.SameSite = http.SameSiteLaxMode
-	sessions.Cookie.Secure = cfg.Mode != config.ModeLocal
+	sessions.Cookie.Secure = cfg.Production()
 	sessions.Codec = auth.SessionCodec{} // strings only; gob costs ~20 µs a request
 	sessions.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { pages.Error(w, r, err) }
 
@@ -208,7 +208,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Gate:               gate,
 		Now:                now,
 		Log:                log,
-		SecureCookies:      cfg.Mode != config.ModeLocal,
+		SecureCookies:      cfg.Production(),
 		TrustedProxyHeader: cfg.TrustedProxyHeader,
 		InviteMisses:       inviteMisses,
 	})
@@ -296,7 +296,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Now:             now,
 			IsAdminEmail:    cfg.IsAdminEmail,
 		}),
-		HSTS:        cfg.Mode == config.ModeAWS,
+		HSTS:        cfg.Production(),
 		WriteHealth: b.WriteHealth,
 		Ready:       ready,
 		Metrics:     mx,
