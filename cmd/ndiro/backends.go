@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,11 +15,13 @@ import (
 	"ndiro/internal/auth"
 	"ndiro/internal/config"
 	"ndiro/internal/dynamo"
+	"ndiro/internal/lease"
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/server"
 	"ndiro/internal/storage"
+	"ndiro/internal/user"
 )
 
 // localBucket is the S3 bucket local mode keeps photos in.
@@ -136,10 +139,21 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *st
 		return m.getenv("AWS_ENDPOINT_URL") != "" || m.getenv("AWS_ENDPOINT_URL_"+service) != ""
 	}
 	b := server.Backends{Bucket: m.cfg.Bucket, Tables: tables, Metrics: m.metrics}
-	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+	dynamoCompat := func(o *dynamodb.Options) {
 		// DynamoDB-compatible servers may send no x-amz-crc32.
 		o.DisableValidateResponseChecksum = compatible("DYNAMODB")
-	}, bounds.DynamoDB, m.metrics.DynamoDB)
+	}
+	// The lease's own client is the one without the write gate.
+	leaseDB := dynamodb.NewFromConfig(awsCfg, dynamoCompat, bounds.DynamoDB, m.metrics.DynamoDB)
+	if err := dynamo.CheckTables(ctx, leaseDB, tables); err != nil {
+		return server.Backends{}, startupFailed(err, "DynamoDB", "AWS_REGION or AWS_ENDPOINT_URL_DYNAMODB")
+	}
+	l, err := m.acquireLease(ctx, leaseDB, tables)
+	if err != nil {
+		return server.Backends{}, err
+	}
+	b.Lease, b.WriteHealth = l, l.Err // no lease: writes refused early (503)
+	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, dynamoCompat, bounds.DynamoDB, m.metrics.DynamoDB, l.DynamoDB)
 	b.S3 = s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if compatible("S3") {
 			// An S3-compatible server: path-style addressing, and no
@@ -148,10 +162,7 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *st
 			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 		}
-	}, bounds.S3, m.metrics.S3)
-	if err := dynamo.CheckTables(ctx, b.DynamoDB, tables); err != nil {
-		return server.Backends{}, startupFailed(err, "DynamoDB", "AWS_REGION or AWS_ENDPOINT_URL_DYNAMODB")
-	}
+	}, bounds.S3, m.metrics.S3, l.S3)
 	if err := photo.CheckBucket(ctx, b.S3, b.Bucket); err != nil {
 		return server.Backends{}, startupFailed(err, "S3", "AWS_REGION or AWS_ENDPOINT_URL_S3")
 	}
@@ -167,4 +178,50 @@ func startupFailed(err error, backend, settings string) error {
 		return fmt.Errorf("start-up check failed: %s did not answer (check %s, and that it is reachable from here):\n%w", backend, settings, err)
 	}
 	return fmt.Errorf("start-up check failed:\n%w", err)
+}
+
+// acquireLease takes the one-writer lease (package lease; deploy/README,
+// one writer) on the users table, waiting out NDIRO_LEASE_TTL if an item
+// is there, keeps it renewed until Close, and releases it at Close, after
+// the app's background writers stopped. Another process renewing it is
+// a start-up error naming that process and until when it renewed.
+func (m *Main) acquireLease(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) (*lease.Lease, error) {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown host"
+	}
+	l, err := lease.New(lease.Dynamo{DB: db, Table: tables.Users.Name, PK: "user_id", Key: user.LeaseKey}, lease.Options{
+		TTL: m.cfg.Lease.TTL, Renew: m.cfg.Lease.Renew, Guard: m.cfg.LeaseGuard(),
+		Holder: fmt.Sprintf("%s pid %d", host, os.Getpid()), Log: m.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.log.Info("taking the writer lease", "ttl", m.cfg.Lease.TTL.String())
+	if err := l.Acquire(ctx); err != nil {
+		var held *lease.HeldError
+		if errors.As(err, &held) {
+			return nil, err
+		}
+		return nil, startupFailed(err, "DynamoDB", "AWS_REGION or AWS_ENDPOINT_URL_DYNAMODB")
+	}
+	m.log.Info("writer lease held", "counter", l.State().Counter)
+	rctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.Run(rctx)
+	}()
+	m.onClose(func() {
+		stop()
+		<-done
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := l.Release(cctx); err != nil {
+			m.log.Warn("writer lease not released; the next start waits NDIRO_LEASE_TTL for it", "err", err)
+		} else {
+			m.log.Info("writer lease released")
+		}
+	})
+	return l, nil
 }

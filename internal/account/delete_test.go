@@ -62,6 +62,9 @@ func newWorld(t *testing.T, dynamoOpts ...func(*dynamodb.Options)) *world {
 		t.Fatalf("victim sign-up = %d", resp.StatusCode)
 	}
 	w.owned = w.victim.CreateInvite(url.Values{"role": {"owner"}})
+	// The victim is signed in on a second device too: its session's key
+	// is the sessions step's to delete.
+	app.Client().SignIn(victimEmail)
 	for i, c := range []*apptest.Client{w.admin, w.victim, w.victim, w.victim} {
 		form := url.Values{"date": {"2026-09-0" + fmt.Sprint(i+1)}, "time": {"12:30"}, "kind": {"lunch"}, "notes": {"meal"}}
 		if resp := c.PostMultipart("/meals", form, apptest.File{Field: "photo", Name: "p.jpg", Body: apptest.JPEG(t, 64, 48, color.RGBA{R: uint8(40 * i), G: 90, B: 20})}); resp.StatusCode != http.StatusSeeOther {
@@ -128,6 +131,19 @@ func (w *world) holdings(t *testing.T, id string) map[string]int {
 	if _, err := user.NewStore(db, w.app.Tables.Users.Name, time.Now).Get(ctx, id); err == nil {
 		h["user"] = 1
 	}
+	// Session key items naming the account (listed only when there are
+	// some: a finished deletion's holdings have none).
+	out, err := db.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(w.app.Tables.Users.Name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		k, _ := it["user_id"].(*types.AttributeValueMemberS)
+		uid, _ := it["uid"].(*types.AttributeValueMemberS)
+		if k != nil && uid != nil && strings.HasPrefix(k.Value, user.ReservedPrefix+"session#") && uid.Value == id {
+			h["sessions"]++
+		}
+	}
 	return h
 }
 
@@ -158,7 +174,7 @@ func TestDeleteAccount(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	before := w.holdings(t, w.id)
-	if d := cmp.Diff(map[string]int{"meals": 33, "objects": 6, "shares": 1, "invites": 2, "user": 1}, before); d != "" {
+	if d := cmp.Diff(map[string]int{"meals": 33, "objects": 6, "shares": 1, "invites": 2, "user": 1, "sessions": 2}, before); d != "" {
 		t.Fatalf("victim's holdings before (-want +got):\n%s", d)
 	}
 	adminBefore := w.holdings(t, w.adminID)
@@ -254,6 +270,7 @@ func TestDeletionReadsAreConsistent(t *testing.T) {
 		"Query " + w.app.Tables.Meals.Name + " true",
 		"Scan " + w.app.Tables.Invites.Name + " true",
 		"Scan " + w.app.Tables.Shares.Name + " true",
+		"Scan " + w.app.Tables.Users.Name + " true", // the session keys
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("reads of the deletion (-want +got):\n%s", d)
@@ -275,15 +292,18 @@ func TestDeletionFaults(t *testing.T) {
 		admin bool
 	}{
 		{"listing photos fails", func(w *world) { w.faults.Fail("ListObjectsV2", "test-photos", 0) },
-			account.StepPhotos, map[string]int{"meals": 33, "objects": 6, "shares": 1, "invites": 2, "user": 1}, false},
+			account.StepPhotos, map[string]int{"meals": 33, "objects": 6, "shares": 1, "invites": 2, "user": 1, "sessions": 1}, false},
 		{"a photo refused inside DeleteObjects", func(w *world) { w.faults.RefuseKey(".thumb.jpg") },
-			account.StepPhotos, map[string]int{"meals": 33, "objects": 3, "shares": 1, "invites": 2, "user": 1}, true},
+			account.StepPhotos, map[string]int{"meals": 33, "objects": 3, "shares": 1, "invites": 2, "user": 1, "sessions": 1}, true},
 		{"second meals batch fails", func(w *world) { w.faults.Fail("BatchWriteItem", w.app.Tables.Meals.Name, 1) },
-			account.StepMeals, map[string]int{"meals": 8, "objects": 0, "shares": 1, "invites": 2, "user": 1}, false},
+			account.StepMeals, map[string]int{"meals": 8, "objects": 0, "shares": 1, "invites": 2, "user": 1, "sessions": 1}, false},
 		{"shares scan fails", func(w *world) { w.faults.Fail("Scan", w.app.Tables.Shares.Name, 0) },
-			account.StepShares, map[string]int{"meals": 0, "objects": 0, "shares": 1, "invites": 2, "user": 1}, false},
+			account.StepShares, map[string]int{"meals": 0, "objects": 0, "shares": 1, "invites": 2, "user": 1, "sessions": 1}, false},
 		{"second invite delete fails", func(w *world) { w.faults.Fail("DeleteItem", w.app.Tables.Invites.Name, 1) },
-			account.StepInvites, map[string]int{"meals": 0, "objects": 0, "shares": 0, "invites": 1, "user": 1}, true},
+			account.StepInvites, map[string]int{"meals": 0, "objects": 0, "shares": 0, "invites": 1, "user": 1, "sessions": 1}, true},
+		// The second device's key; the victim's own went with its sign out.
+		{"session keys delete fails", func(w *world) { w.faults.Fail("BatchWriteItem", w.app.Tables.Users.Name, 0) },
+			account.StepSessions, map[string]int{"meals": 0, "objects": 0, "shares": 0, "invites": 0, "user": 1, "sessions": 1}, false},
 		{"users row delete fails", func(w *world) { w.faults.Fail("DeleteItem", w.app.Tables.Users.Name, 0) },
 			account.StepUser, map[string]int{"meals": 0, "objects": 0, "shares": 0, "invites": 0, "user": 1}, false},
 	} {
@@ -514,7 +534,7 @@ func TestDeletionStopsWithTheServer(t *testing.T) {
 	env := w.app.Env
 	next := account.NewDeleter(account.DeleterDeps{
 		Users: w.app.Users, Gate: &user.Gate{}, Photos: photo.NewStore(localenv.NewS3Client(env.S3Endpoint), "test-photos"),
-		Meals: w.app.Meals, Shares: w.app.Shares, Invites: w.app.Invites, Log: slog.New(slog.DiscardHandler), Now: time.Now,
+		Meals: w.app.Meals, Shares: w.app.Shares, Invites: w.app.Invites, Sessions: w.app.SessionStore, Log: slog.New(slog.DiscardHandler), Now: time.Now,
 	})
 	defer next.Close(context.Background())
 	if n, err := next.ResumeAll(context.Background()); err != nil || n != 1 {

@@ -23,15 +23,16 @@ type Step string
 
 // The steps, in the order they run.
 const (
-	StepPhotos  Step = "photos"  // every object under the user's prefixes
-	StepMeals   Step = "meals"   // every meals row of the user
-	StepShares  Step = "shares"  // every share link of the user
-	StepInvites Step = "invites" // invites they created that nobody claimed, the one they signed up with
-	StepUser    Step = "user"    // the users row itself
+	StepPhotos   Step = "photos"   // every object under the user's prefixes
+	StepMeals    Step = "meals"    // every meals row of the user
+	StepShares   Step = "shares"   // every share link of the user
+	StepInvites  Step = "invites"  // invites they created that nobody claimed, the one they signed up with
+	StepSessions Step = "sessions" // the key items of their sessions (user.Sessions.DeleteKeys)
+	StepUser     Step = "user"     // the users row itself, and the sessions on it
 )
 
 // Steps lists every Step in order.
-var Steps = []Step{StepPhotos, StepMeals, StepShares, StepInvites, StepUser}
+var Steps = []Step{StepPhotos, StepMeals, StepShares, StepInvites, StepSessions, StepUser}
 
 // The stores a deletion empties, as small interfaces so that tests can make
 // any of them fail.
@@ -55,6 +56,9 @@ type (
 	inviteDeleter interface {
 		DeleteFor(ctx context.Context, userID string) (int, error)
 	}
+	sessionDeleter interface {
+		DeleteKeys(ctx context.Context, userID string) (int, error)
+	}
 )
 
 // DeleterDeps are a Deleter's collaborators and limits.
@@ -65,8 +69,11 @@ type DeleterDeps struct {
 	Meals   mealDeleter
 	Shares  shareDeleter
 	Invites inviteDeleter
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Sessions deletes the session key items (the sessions themselves
+	// live on the users row).
+	Sessions sessionDeleter
+	Log      *slog.Logger
+	Now      func() time.Time
 	// Attempts is how many times a run is tried before the deletion is left
 	// for an admin to resume (0 means 5); Backoff is the pause after the
 	// first failure, doubled after each (0 means 2 s).
@@ -358,6 +365,8 @@ func (dl *Deleter) step(ctx context.Context, st Step, userID string) (int, error
 		return dl.d.Shares.DeleteByOwner(ctx, userID)
 	case StepInvites:
 		return dl.d.Invites.DeleteFor(ctx, userID)
+	case StepSessions:
+		return dl.d.Sessions.DeleteKeys(ctx, userID)
 	case StepUser:
 		return 1, dl.d.Users.Delete(ctx, userID)
 	}

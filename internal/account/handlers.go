@@ -29,13 +29,16 @@ type Handler struct {
 	photos  *photo.Store
 	deleter *Deleter
 	signOut func(context.Context) error
-	pages   *web.Pages
-	now     func() time.Time
-	log     *slog.Logger
-	baseURL string
-	isAdmin func(email string) bool
-	deleted tickets
-	zones   Zones
+	// sessions and sessionID: the signed-in browsers (devices.go).
+	sessions  *user.Sessions
+	sessionID func(context.Context) string
+	pages     *web.Pages
+	now       func() time.Time
+	log       *slog.Logger
+	baseURL   string
+	isAdmin   func(email string) bool
+	deleted   tickets
+	zones     Zones
 }
 
 // Deps are the Handler's collaborators.
@@ -49,9 +52,15 @@ type Deps struct {
 	Deleter *Deleter
 	// SignOut ends the request's session (the session manager's Destroy).
 	SignOut func(context.Context) error
-	Pages   *web.Pages
-	Now     func() time.Time
-	Log     *slog.Logger
+	// Sessions are the account's signed-in browsers, listed on the page
+	// with a sign out each and everywhere.
+	Sessions *user.Sessions
+	// SessionID returns the ID (user.SessionID) of the session of the
+	// request ctx belongs to.
+	SessionID func(context.Context) string
+	Pages     *web.Pages
+	Now       func() time.Time
+	Log       *slog.Logger
 	// BaseURL is the public origin, for the photo links in the JSON export.
 	BaseURL string
 	// IsAdminEmail reports whether an email is in ADMIN_EMAILS (it signs
@@ -63,7 +72,7 @@ type Deps struct {
 func NewHandler(d Deps) *Handler {
 	return &Handler{
 		users: d.Users, meals: d.Meals, shares: d.Shares, photos: d.Photos, deleter: d.Deleter,
-		signOut: d.SignOut, pages: d.Pages, now: d.Now, log: d.Log, baseURL: d.BaseURL,
+		signOut: d.SignOut, sessions: d.Sessions, sessionID: d.SessionID, pages: d.Pages, now: d.Now, log: d.Log, baseURL: d.BaseURL,
 		isAdmin: d.IsAdminEmail,
 		deleted: tickets{m: map[string]ticket{}},
 		zones:   ParseZones(zonesTxt),
@@ -80,6 +89,8 @@ type accountPage struct {
 	LocalNow  string
 	// Zones are the time zone field's suggestions.
 	Zones Zones
+	// Devices are the signed-in browsers, this one first.
+	Devices []device
 }
 
 // Page shows the account settings.
@@ -93,6 +104,11 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, p *
 	p.Title = "Account"
 	p.LocalNow = h.now().In(p.User.Location()).Format("Monday 2 January, 15:04")
 	p.Zones = h.zones
+	devices, err := h.devices(r.Context(), p.User)
+	if err != nil {
+		return err
+	}
+	p.Devices = devices
 	return h.pages.Render(w, r, status, "account/page", p)
 }
 

@@ -21,7 +21,11 @@ import (
 func TestDeletionWhoseMarkGotNoAnswer(t *testing.T) {
 	t.Parallel()
 	faults := &apptest.Faults{}
-	app := apptest.New(t, apptest.Options{Faults: faults, Links: true, Env: map[string]string{"NDIRO_STORAGE_ITEM_TIMEOUT": "600ms", "NDIRO_STORAGE_ATTEMPTS": "2"}})
+	// A budget of 2 s: long enough that the sign-ups before the fault (a
+	// users row, a session key and the session's entry each) are answered
+	// on a loaded machine against dynalite, short enough to end the
+	// stalled mark soon.
+	app := apptest.New(t, apptest.Options{Faults: faults, Links: true, Env: map[string]string{"NDIRO_STORAGE_ITEM_TIMEOUT": "2s", "NDIRO_STORAGE_ATTEMPTS": "2"}})
 	app.Deletions.SetRetry(20, 50*time.Millisecond)
 	admin := app.Client()
 	admin.SignIn(adminEmail)

@@ -123,6 +123,7 @@ var kindLabels = map[Kind][2]string{
 	PhotosWithoutMeal: {"Photos no meal points to", "Delete these photos"},
 	MissingPhotos:     {"Meals whose photo is missing or of another version", "Remove the photo from these meals"},
 	ForeignObjects:    {"Objects no user of ndiro could own (written outside it; remove them in the bucket if unwanted)", ""},
+	SessionKeys:       {"Session keys no signed-in session is behind (a sign out whose last write failed)", "Delete these keys"},
 }
 
 // Monitor shows the monitor page, starting a count in the background if

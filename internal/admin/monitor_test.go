@@ -17,6 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -27,6 +28,7 @@ import (
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
 	"ndiro/internal/photo"
+	"ndiro/internal/user"
 )
 
 const (
@@ -138,6 +140,17 @@ func TestOrphans(t *testing.T) {
 	// once, never cleaned up.
 	foreign := "users/a%b/meals/2026-09-01/123000-abcdef.jpg"
 	putObject(t, app, foreign, "0")
+	// 6. Session keys no row lists: one of the keeper's whose session
+	// ended (its entry is gone), one of the ghost's. The admin's and the
+	// keeper's live sessions' keys are no orphans.
+	for _, k := range []struct{ id, uid string }{{strings.Repeat("a", 64), keep}, {strings.Repeat("b", 64), ghost}} {
+		at, _ := attributevalue.Marshal(app.Clock.Now())
+		if _, err := app.Env.DynamoDB.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(app.Tables.Users.Name), Item: map[string]types.AttributeValue{
+			"user_id": &types.AttributeValueMemberS{Value: user.ReservedPrefix + "session#" + k.id}, "uid": &types.AttributeValueMemberS{Value: k.uid}, "at": at,
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Never orphans: a short-lived upload.
 	putObject(t, app, photo.PendingPrefix(keep)+"tok.jpg", "0")
 
@@ -153,12 +166,12 @@ func TestOrphans(t *testing.T) {
 	}
 	// Everything planted is new: within the grace period, nothing but the
 	// rows whose user is gone and the meals counts as an orphan.
-	if d := cmp.Diff(map[string]string{"meals-without-user": "2", "photos-without-user": "0", "photos-without-meal": "0", "missing-photos": "2", "foreign-objects": "1"}, found(t, check())); d != "" {
+	if d := cmp.Diff(map[string]string{"meals-without-user": "2", "photos-without-user": "0", "photos-without-meal": "0", "missing-photos": "2", "foreign-objects": "1", "session-keys-without-session": "0"}, found(t, check())); d != "" {
 		t.Errorf("findings within the grace period (-want +got):\n%s", d)
 	}
 	app.Clock.Advance(2 * admin.Grace)
 	page := check()
-	if d := cmp.Diff(map[string]string{"meals-without-user": "2", "photos-without-user": "1", "photos-without-meal": "3", "missing-photos": "2", "foreign-objects": "1"}, found(t, page)); d != "" {
+	if d := cmp.Diff(map[string]string{"meals-without-user": "2", "photos-without-user": "1", "photos-without-meal": "3", "missing-photos": "2", "foreign-objects": "1", "session-keys-without-session": "2"}, found(t, page)); d != "" {
 		t.Fatalf("findings (-want +got):\n%s", d)
 	}
 	if sample := page.Text("#kind-foreign-objects code"); sample != foreign {
@@ -213,8 +226,14 @@ func TestOrphans(t *testing.T) {
 	}
 	// The objects left of the version-mismatched meal are photos without a
 	// meal now; a second check finds exactly them.
-	if d := cmp.Diff(map[string]string{"meals-without-user": "0", "photos-without-user": "0", "photos-without-meal": "2", "missing-photos": "0", "foreign-objects": "1"}, found(t, check())); d != "" {
+	if d := cmp.Diff(map[string]string{"meals-without-user": "0", "photos-without-user": "0", "photos-without-meal": "2", "missing-photos": "0", "foreign-objects": "1", "session-keys-without-session": "0"}, found(t, check())); d != "" {
 		t.Errorf("findings after clean-up (-want +got):\n%s", d)
+	}
+	// The live sessions outlived the clean-up of the dangling keys.
+	for name, cl := range map[string]*apptest.Client{"admin": c, "keeper": keeper} {
+		if r := cl.Get("/meals"); r.StatusCode != http.StatusOK {
+			t.Errorf("%s after the clean-up of session keys: GET /meals = %d, want 200", name, r.StatusCode)
+		}
 	}
 }
 

@@ -21,6 +21,7 @@ const (
 	PhotosWithoutMeal = meal.PhotosWithoutMeal
 	MissingPhotos     = meal.MissingPhotos
 	ForeignObjects    = meal.ForeignObjects
+	SessionKeys       = meal.SessionKeysWithoutSession
 )
 
 // Kinds lists every Kind in page order.

@@ -175,7 +175,7 @@ func New(t testing.TB, opts ...Options) *App {
 		Clock:       clock,
 		HEICWorker:  o.HEICWorker,
 		WriteHealth: health,
-		Lease:       o.Lease,
+		LeaseHealth: o.Lease,
 		Metrics:     mx,
 	}, log, clock.Now)
 	if err != nil {

@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alexedwards/scs/v2"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/auth"
@@ -27,15 +28,12 @@ import (
 // TestLoginStoresNothing sends 100,000 GET /login, each from an address
 // of its own (so no rate limit stops them), straight to the app's
 // handler: every one is a redirect to the provider with an attempt
-// cookie, the session store stays empty, and the heap grows by at most
-// 10 MB. It does not run in parallel: the heap is measured.
+// cookie, the users table, where sessions are kept, stays empty, and the
+// heap grows by at most 10 MB. It does not run in parallel: the heap is
+// measured.
 func TestLoginStoresNothing(t *testing.T) {
 	app := apptest.New(t)
 	const n = 100_000
-	store, ok := app.Sessions.Store.(scs.IterableStore)
-	if !ok {
-		t.Fatalf("session store %T cannot list its sessions", app.Sessions.Store)
-	}
 	login := func(i int) int {
 		req, _ := http.NewRequest(http.MethodGet, "/login?next=%2Fshares", nil)
 		req.RemoteAddr = fmt.Sprintf("10.%d.%d.%d:40000", i>>16&0xff, i>>8&0xff, i&0xff)
@@ -76,12 +74,12 @@ func TestLoginStoresNothing(t *testing.T) {
 	if len(bad) > 0 {
 		t.Errorf("GET /login answers other than 302 with an attempt cookie: %v (status: count)", bad)
 	}
-	all, err := store.All()
+	out, err := app.Env.DynamoDB.Scan(t.Context(), &dynamodb.ScanInput{TableName: aws.String(app.Tables.Users.Name)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != 0 {
-		t.Errorf("session store holds %d sessions after %d GET /login, want 0", len(all), n)
+	if len(out.Items) != 0 {
+		t.Errorf("users table holds %d items after %d GET /login, want 0 (no session, no session key)", len(out.Items), n)
 	}
 	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	if grown > 10<<20 {

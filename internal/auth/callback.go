@@ -13,6 +13,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"ndiro/internal/storage"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
@@ -48,6 +49,11 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := user.CheckSubject(n.Sub); err != nil {
+		return &web.Error{Status: http.StatusForbidden, Title: "Account not usable here",
+			Msg: h.name + " names your account with an ID ndiro cannot keep (it must be 1 to 255 printable ASCII characters, not starting with “" + user.ReservedPrefix + "”). Tell whoever runs this site.",
+			Err: err}
+	}
 	u, err := h.account(r.Context(), w, n, a.Invite)
 	if err != nil {
 		return err
@@ -55,17 +61,42 @@ func (h *Handler) Callback(w http.ResponseWriter, r *http.Request) error {
 	if err := signInRefusal(u); err != nil {
 		return err
 	}
-	// A fresh session token at the privilege change (session fixation).
-	if err := h.sessions.RenewToken(r.Context()); err != nil {
+	if err := h.startSession(w, r, u.ID); err != nil {
 		return err
 	}
-	h.sessions.Put(r.Context(), keyUserID, u.ID)
 	next := a.Next
 	if next == "" {
 		next = "/meals"
 	}
 	web.Redirect(w, r, next)
 	return nil
+}
+
+// startSession signs r's browser in as uid: a fresh session token at the
+// privilege change (session fixation), committed at once with the device
+// the request comes from (user.SignIn), so that a session storage
+// cannot keep is a page saying so, not a sign-in that silently fails.
+// On any failure the session is dropped (no cookie is set).
+func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, uid string) error {
+	ctx := r.Context()
+	if err := h.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	h.sessions.Put(ctx, keyUserID, uid)
+	_, _, err := h.sessions.Commit(user.SignIn(ctx, user.ParseDevice(r.UserAgent())))
+	if err == nil {
+		return nil
+	}
+	if derr := h.sessions.Destroy(ctx); derr != nil {
+		h.log.Warn("session not dropped after a failed sign-in", "user_id", uid, "err", derr)
+	}
+	switch {
+	case errors.Is(err, user.ErrState), errors.Is(err, user.ErrNotFound):
+		return &web.Error{Status: http.StatusForbidden, Title: "Account cannot sign in", Msg: "This account was disabled or is being deleted while signing in, so it cannot sign in.", Err: err}
+	case storage.Refused(err) != nil:
+		return web.SignInRefused(w, err)
+	}
+	return err
 }
 
 // attemptPage is the page for an attempt attempts.take refused: expired

@@ -101,6 +101,11 @@ func eachSessionValue(b []byte, fn func(k, v []byte) bool) error {
 	return nil
 }
 
+// UserID returns the signed-in user ID held in encoded session b, "" if
+// none or if b is not in this codec's layout (the session store reads
+// whose a session is with it: user.SessionDeps.UserIDOf).
+func (SessionCodec) UserID(b []byte) string { return sessionUserID(b) }
+
 // sessionUserID returns the signed-in user ID held in encoded session b,
 // "" if none, without building the values map.
 func sessionUserID(b []byte) string {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"ndiro/internal/storage"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
@@ -73,6 +74,13 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, s session, row b
 		return admitted{}, err
 	}
 	if id == "" {
+		// A cookie naming no session (signed out elsewhere, or its
+		// account's row gone) is deleted, with its key if one is left.
+		if s.sent(r) {
+			if err := s.end(); err != nil && storage.Refused(err) == nil {
+				return admitted{}, err
+			}
+		}
 		h.toLogin(w, r)
 		return admitted{}, nil
 	}
@@ -87,7 +95,10 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, s session, row b
 	}
 	switch {
 	case errors.Is(err, user.ErrNotFound), err == nil && !active:
-		if err := s.end(); err != nil {
+		// The row refuses the account whatever happens to the session:
+		// one storage refuses to end (a full disk) is sent to sign in all
+		// the same, and ends when the next request tries again.
+		if err := s.end(); err != nil && storage.Refused(err) == nil {
 			return admitted{}, err
 		}
 		h.toLogin(w, r)

@@ -165,10 +165,10 @@ func TestGuardStoreFailure(t *testing.T) {
 			t.Errorf("GET %s with the users table failing = %d %q, want 500", p, r.StatusCode, r.Location())
 		}
 	}
+	faults.Clear()
 	if _, found, err := app.Sessions.Store.Find(o.token); err != nil || !found {
 		t.Errorf("session store Find = found %v, %v; want the session kept", found, err)
 	}
-	faults.Clear()
 	for _, p := range []string{"/meals", o.thumb} {
 		if r := o.c.Get(p); r.StatusCode != http.StatusOK {
 			t.Errorf("GET %s once the table answers = %d, want 200", p, r.StatusCode)

@@ -86,6 +86,14 @@ func (s session) userID() (string, error) {
 	return sessionUserID(b), nil
 }
 
+// sent reports whether r carried a session cookie s was read from.
+func (s session) sent(r *http.Request) bool {
+	if s.stored {
+		return s.tok != ""
+	}
+	return cookieValue(r, s.sm.Cookie.Name) != ""
+}
+
 // end ends s: Destroy through the manager (the response deletes the
 // cookie), or a delete from the store (no cookie is written; the next
 // page finds no session under it).

@@ -105,6 +105,8 @@ type Config struct {
 	// (NDIRO_ORPHAN_GRACE, default DefaultOrphanGrace): younger ones may
 	// be half-way through a write.
 	OrphanGrace time.Duration
+	// Lease is the one-writer lease of AWS mode (package lease).
+	Lease Lease
 
 	// LogLevel is the lowest level of log lines written
 	// (NDIRO_LOG_LEVEL: debug, info, warn or error; default info).
@@ -167,6 +169,30 @@ type Storage struct {
 // stalled DynamoDB fails a point read in 4 s and a month page's Query in
 // 10 s, a stalled S3 an upload in 30 s.
 var DefaultStorage = Storage{Item: 4 * time.Second, Query: 10 * time.Second, Transfer: 30 * time.Second, Attempts: 3, MaxBackoff: 500 * time.Millisecond}
+
+// Lease is the writer lease's timing (deploy/README.md, one writer).
+type Lease struct {
+	// TTL is how long the lease's renewal counter must stand still
+	// before another process takes it (NDIRO_LEASE_TTL).
+	TTL time.Duration
+	// Renew is how often the holder renews it (NDIRO_LEASE_RENEW).
+	Renew time.Duration
+}
+
+// DefaultLease is Lease when no NDIRO_LEASE_ variable is set: renewed
+// every 10 s; a crashed holder's lease is taken a minute after it was
+// last seen renewed.
+var DefaultLease = Lease{TTL: time.Minute, Renew: 10 * time.Second}
+
+// LeaseGuard is how much shorter than NDIRO_LEASE_TTL the holder's write
+// window is: the longest storage call budget (a write begun at the end
+// of the window lands within it) plus a tenth of the TTL for clocks that
+// run at different rates. With the defaults, 36 s: writes pause 24 s
+// after the last renewal that succeeded.
+func (c Config) LeaseGuard() time.Duration {
+	s := c.Storage
+	return max(s.Item, s.Query, s.Transfer) + c.Lease.TTL/10
+}
 
 // DefaultOrphanGrace is NDIRO_ORPHAN_GRACE when unset: an hour, far
 // longer than any write takes.

@@ -59,6 +59,8 @@ var options = []option{
 	{"NDIRO_LOG_LEVEL", "info", parseLogLevel},
 	{"NDIRO_METRICS_ADDR", "", parseMetricsAddr},
 	{"NDIRO_PPROF", "", parsePprof},
+	{"NDIRO_LEASE_TTL", DefaultLease.TTL.String(), parseLeaseTTL},
+	{"NDIRO_LEASE_RENEW", DefaultLease.Renew.String(), parseLeaseRenew},
 }
 
 // rule is a check that spans several variables or the whole
@@ -73,6 +75,7 @@ var rules = []rule{
 	serverRequired,
 	orphanGrace,
 	metricsListener,
+	leaseWindow,
 }
 
 func parseMode(c *Config, v string) error {
@@ -461,6 +464,37 @@ func metricsListener(c *Config, _ func(string) string) error {
 	_, port, err2 := net.SplitHostPort(c.Addr)
 	if err1 == nil && err2 == nil && mport == port && port != "0" {
 		return fmt.Errorf("NDIRO_METRICS_ADDR (%s) must use another port than NDIRO_ADDR (%s): metrics are never served on the public listener", c.MetricsAddr, c.Addr)
+	}
+	return nil
+}
+
+// parseLeaseDuration reads a lease duration, from 1s to 10m.
+func parseLeaseDuration(env, v string, d *time.Duration) error {
+	n, err := time.ParseDuration(v)
+	if err != nil || n < time.Second || n > 10*time.Minute {
+		return fmt.Errorf("%s must be a duration from 1s to 10m like 30s, not %q", env, v)
+	}
+	*d = n
+	return nil
+}
+
+func parseLeaseTTL(c *Config, v string) error {
+	return parseLeaseDuration("NDIRO_LEASE_TTL", v, &c.Lease.TTL)
+}
+
+func parseLeaseRenew(c *Config, v string) error {
+	return parseLeaseDuration("NDIRO_LEASE_RENEW", v, &c.Lease.Renew)
+}
+
+// leaseWindow requires the writer lease's write window (NDIRO_LEASE_TTL
+// less LeaseGuard) to hold two renewals (NDIRO_LEASE_RENEW), so that one
+// failed renewal does not pause writes. Local mode holds no lease (its
+// data dir lock keeps a second process out), so it is not checked there.
+func leaseWindow(c *Config, _ func(string) string) error {
+	g := c.LeaseGuard()
+	if c.Mode == ModeAWS && c.Lease.TTL-g < 2*c.Lease.Renew {
+		return fmt.Errorf("NDIRO_LEASE_TTL %s less %s (the longest NDIRO_STORAGE_*_TIMEOUT plus a tenth of the TTL) leaves a write window of %s, which must be at least twice NDIRO_LEASE_RENEW (%s): raise NDIRO_LEASE_TTL to at least %s or lower NDIRO_LEASE_RENEW",
+			c.Lease.TTL, g, c.Lease.TTL-g, c.Lease.Renew, ((g-c.Lease.TTL/10+2*c.Lease.Renew)*10/9).Truncate(time.Second)+time.Second)
 	}
 	return nil
 }

@@ -497,6 +497,9 @@ func TestOptionsDefaults(t *testing.T) {
 		"NDIRO_STORAGE_MAX_BACKOFF":      "500ms",
 		"NDIRO_ORPHAN_GRACE":             "1h0m0s",
 		"NDIRO_LOG_LEVEL":                "info",
+		// A crashed writer's lease is taken a minute after its last renewal.
+		"NDIRO_LEASE_TTL":   "1m0s",
+		"NDIRO_LEASE_RENEW": "10s",
 	}
 	for _, o := range options {
 		if o.def != want[o.env] {
@@ -532,5 +535,50 @@ func TestREADMEListsEveryOption(t *testing.T) {
 	slices.Sort(read)
 	if d := cmp.Diff(read, documented); d != "" {
 		t.Errorf("README.md's settings table and the options differ (-options +README):\n%s", d)
+	}
+}
+
+func TestParseLease(t *testing.T) {
+	bad := "must be a duration from 1s to 10m"
+	runOption(t, "NDIRO_LEASE_TTL", []optionCase{
+		{name: "seconds", value: "45s", want: Config{Lease: Lease{TTL: 45 * time.Second}}},
+		{name: "10m", value: "10m", want: Config{Lease: Lease{TTL: 10 * time.Minute}}},
+		{name: "under 1s", value: "500ms", wantErr: bad},
+		{name: "over 10m", value: "11m", wantErr: bad},
+		{name: "no unit", value: "60", wantErr: bad},
+	})
+	runOption(t, "NDIRO_LEASE_RENEW", []optionCase{
+		{name: "seconds", value: "5s", want: Config{Lease: Lease{Renew: 5 * time.Second}}},
+		{name: "zero", value: "0s", wantErr: bad},
+	})
+}
+
+// TestLeaseWindow: the write window (TTL less the longest storage budget
+// and a tenth of TTL) must hold two renewals.
+func TestLeaseWindow(t *testing.T) {
+	c := Config{Mode: ModeAWS, Storage: Storage{Item: time.Second, Query: 2 * time.Second, Transfer: 5 * time.Second}, Lease: Lease{TTL: 20 * time.Second, Renew: 5 * time.Second}}
+	if g := c.LeaseGuard(); g != 7*time.Second {
+		t.Errorf("LeaseGuard = %s, want 7s (5s + 20s/10)", g)
+	}
+	if err := leaseWindow(&c, nil); err != nil {
+		t.Errorf("window 13s for renewals every 5s: %v, want nil", err)
+	}
+	c.Lease.Renew = 6*time.Second + 500*time.Millisecond + time.Millisecond
+	if err := leaseWindow(&c, nil); err == nil || !strings.Contains(err.Error(), "NDIRO_LEASE_RENEW") {
+		t.Errorf("window 13s for renewals every 6.501s: %v, want it refused naming NDIRO_LEASE_RENEW", err)
+	}
+	c.Mode = ModeLocal
+	if err := leaseWindow(&c, nil); err != nil {
+		t.Errorf("local mode (no lease) with a short window: %v, want nil", err)
+	}
+	aws := map[string]string{"NDIRO_MODE": "aws", "AWS_REGION": "eu-central-1", "NDIRO_BUCKET": "b", "NDIRO_BASE_URL": "https://ndiro.example.org",
+		"GOOGLE_CLIENT_ID": "id", "GOOGLE_CLIENT_SECRET": "secret", "ADMIN_EMAILS": "a@example.com", "NDIRO_LEASE_TTL": "40s"}
+	// 30s + 4s leave 6s; 30s + 20s is 50s of the TTL's nine tenths: 56s.
+	if _, err := Load(env(aws)); err == nil || !strings.Contains(err.Error(), "write window of 6s") || !strings.Contains(err.Error(), "at least 56s") {
+		t.Errorf("Load in AWS mode with a 40s TTL and the default budgets = %v, want it refused (window 6s, at least 56s)", err)
+	}
+	aws["NDIRO_LEASE_TTL"] = "56s"
+	if _, err := Load(env(aws)); err != nil {
+		t.Errorf("Load in AWS mode with the suggested 56s TTL = %v, want it taken", err)
 	}
 }

@@ -88,7 +88,43 @@ func (c *ItemCache[V]) Read(ctx context.Context, db *dynamodb.Client, table, pk,
 // readTable is Read's miss, apart so that a hit (the auth guard's path)
 // does not pay for setting up the GetItem.
 func (c *ItemCache[V]) readTable(ctx context.Context, db *dynamodb.Client, table, pk, key string) (v V, found bool, err error) {
+	return c.load(ctx, key, func(ctx context.Context, key string) (V, bool, error) { return GetItem[V](ctx, db, table, pk, key) })
+}
+
+// ReadFunc is Read for an entry whose key is not the item's partition key
+// (a secret kept in memory only, whose item is stored under its digest):
+// on a miss, load reads the item (strongly consistent, as Read's GetItem
+// is) for key, and the cache keeps what it found unless a write was
+// invalidated while it ran. Its errors are returned as they are, and
+// nothing is kept. Pass a load made once (a method value), not a closure
+// per call: a hit then allocates nothing.
+func (c *ItemCache[V]) ReadFunc(ctx context.Context, key string, load func(context.Context, string) (V, bool, error)) (v V, found bool, err error) {
+	if e := c.get(key); e != nil {
+		return e.v, e.found, nil
+	}
+	return c.load(ctx, key, load)
+}
+
+// load runs load for key and keeps its result if no write overlapped it.
+func (c *ItemCache[V]) load(ctx context.Context, key string, load func(context.Context, string) (V, bool, error)) (v V, found bool, err error) {
 	gen := c.begin()
+	got, found, err := load(ctx, key)
+	if err != nil {
+		return v, false, err
+	}
+	if !found {
+		c.put(key, gen, v, false)
+		return v, false, nil
+	}
+	c.put(key, gen, got, true)
+	return got, true, nil
+}
+
+// GetItem reads the item of table whose partition key, the string
+// attribute pk, is key, strongly consistent, decoded as V; found is false
+// if there is none. err is the GetItem's error or a decode error
+// ("decode: …").
+func GetItem[V any](ctx context.Context, db *dynamodb.Client, table, pk, key string) (v V, found bool, err error) {
 	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(table),
 		Key:            map[string]types.AttributeValue{pk: &types.AttributeValueMemberS{Value: key}},
@@ -98,15 +134,12 @@ func (c *ItemCache[V]) readTable(ctx context.Context, db *dynamodb.Client, table
 		return v, false, err
 	}
 	if len(out.Item) == 0 {
-		c.put(key, gen, v, false)
 		return v, false, nil
 	}
-	var got V
-	if err := attributevalue.UnmarshalMap(out.Item, &got); err != nil {
+	if err := attributevalue.UnmarshalMap(out.Item, &v); err != nil {
 		return v, false, fmt.Errorf("decode: %w", err)
 	}
-	c.put(key, gen, got, true)
-	return got, true, nil
+	return v, true, nil
 }
 
 // Write runs write, a write of key's item, between two Invalidates, so
@@ -128,6 +161,19 @@ func (c *ItemCache[V]) WriteThrough(key string, v V, write func() error) (err er
 	start := c.invalidate(key)
 	defer func() { c.finish(key, start, v, err == nil) }()
 	return write()
+}
+
+// WriteReturning runs write as Write does, and if write succeeded and no
+// other write was invalidated while it ran, keeps the value write
+// returned, the item as the write left it (an UpdateItem's ALL_NEW
+// attributes, decoded), as key's entry: the next Read needs no GetItem.
+// It returns write's error.
+func (c *ItemCache[V]) WriteReturning(key string, write func() (V, error)) (err error) {
+	start := c.invalidate(key)
+	var v V
+	defer func() { c.finish(key, start, v, err == nil) }()
+	v, err = write()
+	return err
 }
 
 // finish is the closing Invalidate of WriteThrough: it keeps v for key if

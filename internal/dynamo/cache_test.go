@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -111,3 +112,79 @@ func TestItemCacheWriteThrough(t *testing.T) {
 type errFake string
 
 func (e errFake) Error() string { return string(e) }
+
+// TestItemCacheWriteReturning: the value a successful write returns is
+// kept; a failed write, or one another write overlapped, keeps nothing.
+func TestItemCacheWriteReturning(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	c := NewItemCache[string](5*time.Second, 10, func() time.Time { return now })
+	c.put("a", c.begin(), "before", true)
+	if err := c.WriteReturning("a", func() (string, error) {
+		if c.get("a") != nil {
+			t.Error("get(a) during WriteReturning = cached, want nothing")
+		}
+		return "as written", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.get("a"); e == nil || e.v != "as written" || !e.found {
+		t.Errorf("get(a) after WriteReturning = %+v, want as written, found", e)
+	}
+	refused := errFake("refused")
+	if err := c.WriteReturning("a", func() (string, error) { return "partial", refused }); err != refused {
+		t.Errorf("WriteReturning = %v, want the write's error", err)
+	}
+	if c.get("a") != nil {
+		t.Error("get(a) after a refused WriteReturning = cached, want nothing")
+	}
+	_ = c.WriteReturning("a", func() (string, error) {
+		c.Invalidate("b")
+		return "overlapped", nil
+	})
+	if c.get("a") != nil {
+		t.Error("get(a) after a WriteReturning another write overlapped = cached, want nothing")
+	}
+}
+
+// TestItemCacheReadFunc: a miss runs load once and keeps what it found
+// (an absence too); a hit does not run it; an error keeps nothing; a
+// load that a write overlapped is not kept.
+func TestItemCacheReadFunc(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	c := NewItemCache[string](5*time.Second, 10, func() time.Time { return now })
+	loads := 0
+	load := func(v string, found bool, err error) func(context.Context, string) (string, bool, error) {
+		return func(context.Context, string) (string, bool, error) { loads++; return v, found, err }
+	}
+	for range 2 {
+		if v, found, err := c.ReadFunc(ctx, "tok", load("uid", true, nil)); v != "uid" || !found || err != nil {
+			t.Fatalf("ReadFunc(tok) = %q, %v, %v; want uid, found", v, found, err)
+		}
+	}
+	if loads != 1 {
+		t.Errorf("load ran %d times for two reads, want 1", loads)
+	}
+	if _, found, _ := c.ReadFunc(ctx, "unknown", load("", false, nil)); found {
+		t.Error("ReadFunc(unknown) found something")
+	}
+	if _, found, _ := c.ReadFunc(ctx, "unknown", load("late", true, nil)); found {
+		t.Error("ReadFunc(unknown) again loaded anew: the absence was not kept")
+	}
+	failed := errFake("failed")
+	if _, _, err := c.ReadFunc(ctx, "err", load("x", true, failed)); err != failed {
+		t.Errorf("ReadFunc with load failing = %v, want its error", err)
+	}
+	if c.get("err") != nil {
+		t.Error("a failed load was kept")
+	}
+	c.ReadFunc(ctx, "raced", func(context.Context, string) (string, bool, error) {
+		c.Invalidate("raced") // a write of the item while it is read
+		return "stale", true, nil
+	})
+	if c.get("raced") != nil {
+		t.Error("a load a write overlapped was kept")
+	}
+}

@@ -35,10 +35,16 @@ const (
 	// makes (photo.OwnerOfKey): written outside ndiro. Reported, never
 	// cleaned up: no owner's delete may touch them (ErrForeign).
 	ForeignObjects OrphanKind = "foreign-objects"
+	// SessionKeysWithoutSession are session key items of the users table
+	// that no row lists (user.DanglingKey): an end or an account
+	// deletion whose key delete failed. Found only when users are
+	// compared.
+	SessionKeysWithoutSession OrphanKind = "session-keys-without-session"
 )
 
-// OrphanKinds lists every OrphanKind, rows before objects.
-var OrphanKinds = []OrphanKind{MealsWithoutUser, PhotosWithoutUser, PhotosWithoutMeal, MissingPhotos, ForeignObjects}
+// OrphanKinds lists every OrphanKind, rows before objects, the users
+// table's own last.
+var OrphanKinds = []OrphanKind{MealsWithoutUser, PhotosWithoutUser, PhotosWithoutMeal, MissingPhotos, ForeignObjects, SessionKeysWithoutSession}
 
 // ErrForeign is returned by Orphans.Clean for ForeignObjects: written
 // outside ndiro, they are not its to delete.
@@ -99,6 +105,8 @@ type Objects interface {
 type Users interface {
 	IDs(ctx context.Context, pace dynamo.Pace) (map[string]bool, error)
 	Get(ctx context.Context, id string) (*user.User, error)
+	DanglingSessionKeys(ctx context.Context, pace dynamo.Pace) ([]user.DanglingKey, error)
+	DeleteDanglingSessionKey(ctx context.Context, id string, before time.Time) (bool, error)
 }
 
 // OrphanDeps are what Orphans reads, writes and how.
@@ -192,7 +200,7 @@ func (o *Orphans) Find(ctx context.Context) (*Found, error) {
 	steps := []struct {
 		phase string
 		run   func(context.Context) error
-	}{{"users", f.readUsers}, {"meals", f.scanMeals}, {"photos", f.listObjects}, {"versions", f.checkCopies}}
+	}{{"users", f.readUsers}, {"sessions", f.sessionKeys}, {"meals", f.scanMeals}, {"photos", f.listObjects}, {"versions", f.checkCopies}}
 	for _, s := range steps {
 		o.d.Progress(s.phase, f.scanned)
 		if err := s.run(ctx); err != nil {
@@ -211,6 +219,22 @@ func (f *find) readUsers(ctx context.Context) error {
 	}
 	ids, err := f.o.d.Users.IDs(ctx, f.o.d.Pace)
 	f.users, f.scanned = ids, f.scanned+len(ids)
+	return err
+}
+
+// sessionKeys finds the settled session key items no users row lists
+// (with Users). An orphan's Key is the session ID, UserID the account the
+// key names.
+func (f *find) sessionKeys(ctx context.Context) error {
+	if f.o.d.Users == nil {
+		return nil
+	}
+	keys, err := f.o.d.Users.DanglingSessionKeys(ctx, f.o.d.Pace)
+	for _, k := range keys {
+		if f.o.settled(f.now, k.Created) {
+			f.add(SessionKeysWithoutSession, Orphan{Key: k.ID, UserID: k.UID})
+		}
+	}
 	return err
 }
 
@@ -342,10 +366,35 @@ func (o *Orphans) Clean(ctx context.Context, kind OrphanKind, items []Orphan) (i
 		done, err = o.clearMissing(ctx, items)
 	case ForeignObjects:
 		return 0, ErrForeign
+	case SessionKeysWithoutSession:
+		return o.deleteSessionKeys(ctx, items)
 	default:
 		return 0, fmt.Errorf("meal: clean orphans: no kind %q", kind)
 	}
 	return len(done), err
+}
+
+// deleteSessionKeys repairs SessionKeysWithoutSession: each key still
+// dangling and settled when read again is deleted. It returns how many.
+func (o *Orphans) deleteSessionKeys(ctx context.Context, items []Orphan) (int, error) {
+	if o.d.Users == nil {
+		return 0, errors.New("meal: clean orphans: no users table to check against")
+	}
+	n := 0
+	before := o.d.Now().Add(-o.d.Grace)
+	for _, x := range items {
+		if err := o.d.Pace(ctx, 2); err != nil {
+			return n, err
+		}
+		deleted, err := o.d.Users.DeleteDanglingSessionKey(ctx, x.Key, before)
+		if err != nil {
+			return n, err
+		}
+		if deleted {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // byOwner groups items by UserID, owners in order of first appearance.

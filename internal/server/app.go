@@ -20,6 +20,7 @@ import (
 	"ndiro/internal/config"
 	"ndiro/internal/dynamo"
 	"ndiro/internal/invite"
+	"ndiro/internal/lease"
 	"ndiro/internal/limit"
 	"ndiro/internal/meal"
 	"ndiro/internal/metrics"
@@ -50,21 +51,34 @@ type Backends struct {
 	Clock limit.Clock
 	// WriteHealth, if set, returns nil while storage takes writes and
 	// otherwise why not, wrapping storage.ErrFull or storage.ErrFailed
-	// (local and server mode: localenv.Env.WriteHealth; nil in AWS mode, whose
-	// backends report their own errors). While it fails, signed-in users'
-	// unsafe requests are refused early with the 507 page; /readyz
-	// reports it.
+	// (local and server mode: localenv.Env.WriteHealth), or
+	// storage.ErrNotWriter (AWS mode: Lease.Err). While it fails, signed-in
+	// users' unsafe requests are refused early with the 507 page (503 and
+	// Retry-After without the lease); a readiness check reports it.
 	WriteHealth func() error
-	// Lease, if set, returns nil while this process holds the one-writer
-	// lease (AWS mode) and otherwise why not, e.g. which host holds it
-	// until when; /readyz answers 503 with that message while it fails.
-	// nil is always held (local mode, and until the lease exists).
-	Lease func() error
+	// Lease is AWS mode's one-writer lease (nil in local mode, whose data
+	// dir lock refuses a second process); App.Lease hands it on.
+	Lease *lease.Lease
+	// LeaseHealth, if set, stands in for Lease.Err as /readyz's lease
+	// check (tests); with neither, the lease counts as held.
+	LeaseHealth func() error
 	// Metrics, if set, is the registry the app's series join: the SDK
 	// middleware on the clients above (metrics.Metrics.DynamoDB, S3) and
 	// local mode's journal count into it too. nil makes one of its own
 	// (App.Metrics), counting the app's requests and figures only.
 	Metrics *metrics.Metrics
+}
+
+// leaseHealth is /readyz's lease check: LeaseHealth, else Lease.Err,
+// else none (local and server mode hold no lease).
+func (b Backends) leaseHealth() func() error {
+	switch {
+	case b.LeaseHealth != nil:
+		return b.LeaseHealth
+	case b.Lease != nil:
+		return b.Lease.Err
+	}
+	return nil
 }
 
 // clock returns b.Clock, or the wall clock reading now.
@@ -90,11 +104,18 @@ type App struct {
 	// Pages are the parsed templates (tests list them).
 	Pages    *web.Pages
 	Sessions *scs.SessionManager
-	Users    *user.Store
-	Invites  *invite.Store
-	Meals    *meal.Store
-	Shares   *share.Store
-	Photos   *photo.Server
+	// Lease is Backends.Lease: nil in local mode. Lease.State says
+	// whether this process may write (the readiness check and metrics
+	// read it).
+	Lease *lease.Lease
+	// SessionStore is the session manager's store: sessions on the users
+	// rows (Sessions.Store is it too).
+	SessionStore *user.Sessions
+	Users        *user.Store
+	Invites      *invite.Store
+	Meals        *meal.Store
+	Shares       *share.Store
+	Photos       *photo.Server
 	// Pipeline decodes uploads against the decode budget.
 	Pipeline *photo.Pipeline
 	// HEIC runs HEIC decodes in the worker process; Close it at shutdown.
@@ -170,6 +191,10 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	sessions.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { pages.Error(w, r, err) }
 
 	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name, now)
+	// Sessions live on the users rows, so a restart signs nobody out
+	// (the store hashes tokens itself: HashTokenInStore stays off).
+	signedIn := user.NewSessions(users, user.SessionDeps{UserIDOf: auth.SessionCodec{}.UserID, Now: now, Log: log})
+	sessions.Store = signedIn
 	invites := invite.NewStore(b.DynamoDB, b.Tables.Invites.Name)
 	meals := meal.NewStore(b.DynamoDB, b.Tables.Meals.Name)
 	shares := share.NewStore(b.DynamoDB, b.Tables.Shares.Name, now)
@@ -191,7 +216,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Clock: b.clock(now), Mode: string(cfg.Mode), Grace: cfg.OrphanGrace, Log: log,
 	})
 	deleter := account.NewDeleter(account.DeleterDeps{
-		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites,
+		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites, Sessions: signedIn,
 		Log: log, Now: now,
 	})
 
@@ -234,7 +259,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		}},
 	}, []readiness.Local{
 		{Name: "local storage", Check: b.WriteHealth},
-		{Name: "lease", Check: b.Lease},
+		{Name: "lease", Check: b.leaseHealth()},
 	}, now)
 
 	h, err := New(Deps{
@@ -282,6 +307,8 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Photos:       photos,
 			Deleter:      deleter,
 			SignOut:      authH.SignOut,
+			Sessions:     signedIn,
+			SessionID:    func(ctx context.Context) string { return user.SessionID(sessions.Token(ctx)) },
 			Pages:        pages,
 			Now:          now,
 			Log:          log,
@@ -312,6 +339,6 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		defer close(opensDone)
 		shares.RunOpens(opensCtx, func(err error) { log.Warn("share opens not written yet", "err", err) })
 	}()
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor,
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor,
 		Metrics: mx, Ready: ready, stopOpens: stopOpens, opensDone: opensDone}, nil
 }

@@ -245,6 +245,8 @@ func pages(d Deps, requests *metrics.Requests) *chi.Mux {
 			r.Get("/account", d.Pages.Handle(d.Account.Page))
 			r.With(form).Post("/account/timezone", d.Pages.Handle(d.Account.TimeZone))
 			r.With(form).Post("/account/name", d.Pages.Handle(d.Account.Name))
+			r.With(form).Post("/account/devices/sign-out", d.Pages.Handle(d.Account.EndAllDevices))
+			r.With(form).Post("/account/devices/{id}/sign-out", d.Pages.Handle(d.Account.EndDevice))
 			r.Get("/account/export.json", d.Pages.Handle(d.Account.Export))
 			r.Get("/account/export.zip", d.Pages.Handle(d.Account.ExportZip))
 			r.Get("/account/delete", d.Pages.Handle(d.Account.DeletePage))

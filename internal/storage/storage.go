@@ -36,6 +36,11 @@ var (
 	// ErrFailed is a write refused because writing to the disk failed in
 	// any other way (an I/O error, a read-only file system).
 	ErrFailed = errors.New("storage: the disk cannot be written")
+	// ErrNotWriter is a write refused because this process does not hold
+	// the one-writer lease (package lease): it could not renew it in
+	// time, or another process holds it. It passes once the lease is
+	// held again.
+	ErrNotWriter = errors.New("storage: this process does not hold the writer lease")
 )
 
 // The API error codes local mode's DynamoDB (the __type of a 400 answer)
@@ -47,10 +52,11 @@ const (
 	FailedCode = "NdiroStorageFailed"
 )
 
-// Refused returns ErrFull or ErrFailed if err is a write storage refused:
-// an error wrapping either sentinel, or an SDK error whose API error code
-// is FullCode or FailedCode. It returns nil for every other error, nil
-// included.
+// Refused returns ErrFull, ErrFailed or ErrNotWriter if err is a write
+// storage refused: an error wrapping one of the sentinels, or an SDK
+// error whose API error code is FullCode or FailedCode. It returns nil
+// for every other error, nil included. Work outside a request waits and
+// tries again on any of them.
 func Refused(err error) error {
 	switch {
 	case err == nil:
@@ -59,6 +65,8 @@ func Refused(err error) error {
 		return ErrFull
 	case errors.Is(err, ErrFailed):
 		return ErrFailed
+	case errors.Is(err, ErrNotWriter):
+		return ErrNotWriter
 	}
 	var api smithy.APIError
 	if errors.As(err, &api) {

@@ -139,7 +139,8 @@ var (
 type Store struct {
 	db    *dynamodb.Client
 	table string
-	cache *dynamo.ItemCache[User]
+	// cache holds whole rows: the account and its sessions (Sessions).
+	cache *dynamo.ItemCache[row]
 	// pageLimit, if set, caps items per Scan page of the paced scans, so
 	// tests see many pages (and empty ones) without many rows.
 	pageLimit int32
@@ -156,7 +157,22 @@ const cacheSize = 10_000
 // NewStore returns a Store on the users table named table, caching rows
 // for CacheTTL by the clock now (time.Now outside tests).
 func NewStore(db *dynamodb.Client, table string, now func() time.Time) *Store {
-	return &Store{db: db, table: table, cache: dynamo.NewItemCache[User](CacheTTL, cacheSize, now)}
+	return &Store{db: db, table: table, cache: dynamo.NewItemCache[row](CacheTTL, cacheSize, now)}
+}
+
+// row is a users row as the Store's cache keeps it: the account, and the
+// sessions signed in to it, which only Sessions reads and writes (no
+// User carries them, so a list of users, an export or a copy handed out
+// never holds them).
+type row struct {
+	User
+	// Sessions are the account's signed-in sessions by ID (SessionID);
+	// at most MaxSessions.
+	Sessions map[string]Session `dynamodbav:"sessions,omitempty"`
+	// SessionsRev counts the writes of Sessions: each write of the whole
+	// map is conditional on the count it read (optimistic concurrency),
+	// so two sign-ins at once never drop each other's session.
+	SessionsRev int64 `dynamodbav:"sessions_rev,omitempty"`
 }
 
 // Get returns a copy of the users row for id, or ErrNotFound: from the
@@ -164,36 +180,47 @@ func NewStore(db *dynamodb.Client, table string, now func() time.Time) *Store {
 // the guard must see a deletion at once), whose result the cache keeps
 // unless a write of this Store overlapped it.
 func (s *Store) Get(ctx context.Context, id string) (*User, error) {
-	u, found, err := s.cache.Read(ctx, s.db, s.table, "user_id", id)
+	r, err := s.row(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("user: get: %w", err)
 	}
-	if !found {
-		return nil, fmt.Errorf("user: get: %w", ErrNotFound)
-	}
+	u := r.User
 	return &u, nil
+}
+
+// row returns the row id as Get reads it, or ErrNotFound. An ID with the
+// reserved prefix names no row (it is never read: it is no subject).
+func (s *Store) row(ctx context.Context, id string) (row, error) {
+	if Reserved(id) {
+		return row{}, ErrNotFound
+	}
+	r, found, err := s.cache.Read(ctx, s.db, s.table, "user_id", id)
+	if err != nil {
+		return row{}, err
+	}
+	if !found {
+		return row{}, ErrNotFound
+	}
+	return r, nil
 }
 
 // Active reports whether the account id is in use (User.Active), as Get
 // reads it, without handing out a copy of the row: the photo guard's
 // check. A missing row is ErrNotFound.
 func (s *Store) Active(ctx context.Context, id string) (bool, error) {
-	u, found, err := s.cache.Read(ctx, s.db, s.table, "user_id", id)
+	r, err := s.row(ctx, id)
 	if err != nil {
 		return false, fmt.Errorf("user: get: %w", err)
 	}
-	if !found {
-		return false, fmt.Errorf("user: get: %w", ErrNotFound)
-	}
-	return u.Active(), nil
+	return r.Active(), nil
 }
 
 // Create writes u if no row with its ID exists (attribute_not_exists), and
 // returns ErrExists otherwise: two racing sign-ups make one row. A row it
 // wrote is cached as written.
 func (s *Store) Create(ctx context.Context, u *User) error {
-	if u.ID == "" {
-		return fmt.Errorf("user: create: empty id")
+	if u.ID == "" || Reserved(u.ID) {
+		return fmt.Errorf("user: create: id %q is empty or reserved", u.ID)
 	}
 	item, err := attributevalue.MarshalMap(u)
 	if err != nil {
@@ -204,7 +231,7 @@ func (s *Store) Create(ctx context.Context, u *User) error {
 		return fmt.Errorf("user: create: %w", err)
 	}
 	// Kept as written: the sign-in's next request needs no read.
-	err = s.cache.WriteThrough(u.ID, *u, func() error {
+	err = s.cache.WriteThrough(u.ID, row{User: *u}, func() error {
 		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                aws.String(s.table),
 			Item:                     item,
@@ -223,9 +250,36 @@ func (s *Store) Create(ctx context.Context, u *User) error {
 }
 
 // List returns every user, by Scan: at ~100 users per deployment this is one
-// small page (DESIGN.md allows scans for admin lists).
+// small page (DESIGN.md allows scans for admin lists). Items under
+// reserved keys (Reserved) are no users and are not listed.
 func (s *Store) List(ctx context.Context) ([]User, error) {
-	return dynamo.ScanAll[User](ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table)})
+	in, err := s.scanUsers(nil)
+	if err != nil {
+		return nil, fmt.Errorf("user: list: %w", err)
+	}
+	return dynamo.ScanAll[User](ctx, s.db, in)
+}
+
+// scanUsers returns a Scan of the users table's rows that match filter
+// (nil: every row), leaving out the items under reserved keys (Reserved):
+// every Scan of the table goes through it, so no list, count or orphan
+// check takes them for users.
+func (s *Store) scanUsers(filter *expression.ConditionBuilder) (*dynamodb.ScanInput, error) {
+	cond := expression.Not(expression.BeginsWith(expression.Name("user_id"), ReservedPrefix))
+	if filter != nil {
+		cond = cond.And(*filter)
+	}
+	expr, err := expression.NewBuilder().WithFilter(cond).Build()
+	if err != nil {
+		return nil, err
+	}
+	return &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		Limit:                     s.limit(),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}, nil
 }
 
 // Delete removes the users row for id; deleting a missing row is not an
@@ -325,16 +379,12 @@ func (s *Store) SetDeletionProgress(ctx context.Context, id, step, lastErr strin
 // finished, by paged Scan (start-up resumes them; the admin page lists
 // them).
 func (s *Store) ListDeleting(ctx context.Context) ([]User, error) {
-	expr, err := expression.NewBuilder().WithFilter(expression.Name("status").Equal(expression.Value(StatusDeleting))).Build()
+	deleting := expression.Name("status").Equal(expression.Value(StatusDeleting))
+	in, err := s.scanUsers(&deleting)
 	if err != nil {
 		return nil, fmt.Errorf("user: list deleting: %w", err)
 	}
-	return dynamo.ScanAll[User](ctx, s.db, &dynamodb.ScanInput{
-		TableName:                 aws.String(s.table),
-		FilterExpression:          expr.Filter(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
+	return dynamo.ScanAll[User](ctx, s.db, in)
 }
 
 // SetName stores name (checked with CleanName) as the display name the
@@ -450,26 +500,20 @@ type Counts struct{ Total, Disabled, Deleting int }
 // Scans (dynamo.CountPaced), for the admin monitor.
 func (s *Store) Count(ctx context.Context, pace dynamo.Pace) (Counts, error) {
 	var c Counts
-	var err error
-	if c.Total, err = dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), Limit: s.limit()}, pace); err != nil {
-		return c, fmt.Errorf("user: count: %w", err)
-	}
 	for _, st := range []struct {
-		status Status
+		status Status // "" counts every user
 		n      *int
-	}{{StatusDisabled, &c.Disabled}, {StatusDeleting, &c.Deleting}} {
-		expr, err := expression.NewBuilder().WithFilter(expression.Name("status").Equal(expression.Value(st.status))).Build()
+	}{{"", &c.Total}, {StatusDisabled, &c.Disabled}, {StatusDeleting, &c.Deleting}} {
+		var filter *expression.ConditionBuilder
+		if st.status != "" {
+			f := expression.Name("status").Equal(expression.Value(st.status))
+			filter = &f
+		}
+		in, err := s.scanUsers(filter)
 		if err != nil {
 			return c, fmt.Errorf("user: count: %w", err)
 		}
-		*st.n, err = dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{
-			TableName:                 aws.String(s.table),
-			Limit:                     s.limit(),
-			FilterExpression:          expr.Filter(),
-			ExpressionAttributeNames:  expr.Names(),
-			ExpressionAttributeValues: expr.Values(),
-		}, pace)
-		if err != nil {
+		if *st.n, err = dynamo.CountPaced(ctx, s.db, in, pace); err != nil {
 			return c, fmt.Errorf("user: count: %w", err)
 		}
 	}
@@ -480,11 +524,12 @@ func (s *Store) Count(ctx context.Context, pace dynamo.Pace) (Counts, error) {
 // (the orphan check: rows of other tables whose user is gone).
 func (s *Store) IDs(ctx context.Context, pace dynamo.Pace) (map[string]bool, error) {
 	ids := map[string]bool{}
-	err := dynamo.ScanPaced(ctx, s.db, &dynamodb.ScanInput{
-		TableName:            aws.String(s.table),
-		Limit:                s.limit(),
-		ProjectionExpression: aws.String("user_id"),
-	}, pace, func(out *dynamodb.ScanOutput) error {
+	in, err := s.scanUsers(nil)
+	if err != nil {
+		return nil, fmt.Errorf("user: ids: %w", err)
+	}
+	in.ProjectionExpression = aws.String("user_id")
+	err = dynamo.ScanPaced(ctx, s.db, in, pace, func(out *dynamodb.ScanOutput) error {
 		for _, it := range out.Items {
 			if v, ok := it["user_id"].(*types.AttributeValueMemberS); ok {
 				ids[v.Value] = true

@@ -315,9 +315,9 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(e.Err, storage.ErrUnavailable):
 		// Not a line per request: the access log has the 503, and
 		// package storage logs the stall once a minute per kind.
-	case e.Status == http.StatusInsufficientStorage:
-		// The backends logged the failure itself, once; each refusal is
-		// a warning, not a new failure.
+	case e.Status == http.StatusInsufficientStorage, storage.Refused(e.Err) == storage.ErrNotWriter:
+		// The backends (or the lease) logged the failure itself, once;
+		// each refusal is a warning, not a new failure.
 		p.log.Warn("request refused: storage cannot take writes", attrs...)
 	case e.Status >= 500:
 		p.log.Error("request failed", attrs...)
