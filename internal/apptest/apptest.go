@@ -88,7 +88,7 @@ type Options struct {
 	// (localenv.Env.WriteHealth) as the app's write health hook: tests of
 	// the early refusal report a full disk without filling one.
 	WriteHealth func() error
-	// Lease, if set, is the app's lease hook (server.Backends.Lease):
+	// Lease, if set, is the app's lease check for /readyz (server.Backends.LeaseHealth):
 	// tests of readiness report a lease not held.
 	Lease func() error
 }
