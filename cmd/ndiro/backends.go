@@ -29,7 +29,8 @@ const localBucket = "ndiro-photos"
 
 // backends opens the clients the app runs on: AWS (checked at start) or
 // the embedded ones of local and server mode. Either way every call they
-// make is bounded by NDIRO_STORAGE_* (package storage).
+// make is bounded by NDIRO_STORAGE_* (package storage) and counted,
+// outside those bounds, in the metrics (metrics.Metrics.DynamoDB and S3).
 func (m *Main) backends(ctx context.Context) (server.Backends, error) {
 	tables := dynamo.NewTables(m.cfg.TablePrefix)
 	bounds := storage.New(m.cfg.Storage, m.log, time.Now)
@@ -49,8 +50,9 @@ func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *
 	loaded := m.roomForTables()
 	env, err := localenv.Start(ctx, localenv.Options{
 		DataDir: m.cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: m.log,
-		DynamoOptions: []func(*dynamodb.Options){bounds.DynamoDB},
-		S3Options:     []func(*s3.Options){bounds.S3},
+		DynamoOptions: []func(*dynamodb.Options){bounds.DynamoDB, m.metrics.DynamoDB},
+		S3Options:     []func(*s3.Options){bounds.S3, m.metrics.S3},
+		ObserveSync:   m.metrics.ObserveSync,
 		NoSignIn:      !standIn,
 	})
 	if err != nil {
@@ -74,6 +76,7 @@ func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *
 	b := server.Backends{
 		DynamoDB: env.DynamoDB, S3: env.S3, Bucket: localBucket, Tables: tables,
 		WriteHealth: env.WriteHealth, // a full disk: writes refused early (507)
+		Metrics:     m.metrics,
 		Provider:    m.provider(),
 	}
 	if standIn {
@@ -135,13 +138,13 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *st
 	compatible := func(service string) bool {
 		return m.getenv("AWS_ENDPOINT_URL") != "" || m.getenv("AWS_ENDPOINT_URL_"+service) != ""
 	}
-	b := server.Backends{Bucket: m.cfg.Bucket, Tables: tables}
+	b := server.Backends{Bucket: m.cfg.Bucket, Tables: tables, Metrics: m.metrics}
 	dynamoCompat := func(o *dynamodb.Options) {
 		// DynamoDB-compatible servers may send no x-amz-crc32.
 		o.DisableValidateResponseChecksum = compatible("DYNAMODB")
 	}
 	// The lease's own client is the one without the write gate.
-	leaseDB := dynamodb.NewFromConfig(awsCfg, dynamoCompat, bounds.DynamoDB)
+	leaseDB := dynamodb.NewFromConfig(awsCfg, dynamoCompat, bounds.DynamoDB, m.metrics.DynamoDB)
 	if err := dynamo.CheckTables(ctx, leaseDB, tables); err != nil {
 		return server.Backends{}, startupFailed(err, "DynamoDB", "AWS_REGION or AWS_ENDPOINT_URL_DYNAMODB")
 	}
@@ -150,7 +153,7 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *st
 		return server.Backends{}, err
 	}
 	b.Lease, b.WriteHealth = l, l.Err // no lease: writes refused early (503)
-	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, dynamoCompat, bounds.DynamoDB, l.DynamoDB)
+	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, dynamoCompat, bounds.DynamoDB, m.metrics.DynamoDB, l.DynamoDB)
 	b.S3 = s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if compatible("S3") {
 			// An S3-compatible server: path-style addressing, and no
@@ -159,7 +162,7 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *st
 			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 		}
-	}, bounds.S3, l.S3)
+	}, bounds.S3, m.metrics.S3, l.S3)
 	if err := photo.CheckBucket(ctx, b.S3, b.Bucket); err != nil {
 		return server.Backends{}, startupFailed(err, "S3", "AWS_REGION or AWS_ENDPOINT_URL_S3")
 	}

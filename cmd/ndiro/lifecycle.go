@@ -11,8 +11,10 @@ import (
 	"ndiro/internal/config"
 	"ndiro/internal/demo"
 	"ndiro/internal/localenv"
+	"ndiro/internal/metrics"
 	"ndiro/internal/photo"
 	"ndiro/internal/server"
+	"ndiro/internal/version"
 )
 
 // Main is one run of the server. Run opens what it needs in order
@@ -23,12 +25,15 @@ type Main struct {
 	getenv func(string) string
 	stdout io.Writer
 	log    *slog.Logger
+	// metrics is the run's registry: the SDK clients, local mode's
+	// journal and the app count into it; the metrics listener serves it.
+	metrics *metrics.Metrics
 	// closers release what Run opened, in the order opened.
 	closers []func()
 }
 
 func newMain(cfg config.Config, getenv func(string) string, stdout io.Writer) *Main {
-	return &Main{cfg: cfg, getenv: getenv, stdout: stdout, log: newLogger(cfg, stdout)}
+	return &Main{cfg: cfg, getenv: getenv, stdout: stdout, log: newLogger(cfg, stdout), metrics: metrics.New(version.Info())}
 }
 
 // onClose adds f to what Close runs.
@@ -44,14 +49,20 @@ func (m *Main) Close() {
 	m.closers = nil
 }
 
-// Run listens on NDIRO_ADDR, opens the backends, builds the app, resumes
-// what a stop interrupted and serves until ctx ends.
+// Run listens on NDIRO_ADDR (and NDIRO_METRICS_ADDR, if set, serving
+// the metrics there at once), opens the backends, builds the app,
+// resumes what a stop interrupted and serves until ctx ends.
 func (m *Main) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", m.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s (NDIRO_ADDR): %w", m.cfg.Addr, err)
 	}
 	m.onClose(func() { ln.Close() })
+	if m.cfg.MetricsAddr != "" {
+		if err := m.serveMetrics(); err != nil {
+			return err
+		}
+	}
 	if m.cfg.BaseURL == "" {
 		m.cfg.BaseURL = localBaseURL(ln.Addr())
 	}

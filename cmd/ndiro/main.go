@@ -27,9 +27,24 @@ func main() {
 	defer stop()
 	limitMemory(os.Getenv)
 	if err := run(ctx, os.Args, os.Getenv, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "ndiro:", err)
+		fatal(os.Stderr, os.Getenv, err)
 		os.Exit(1)
 	}
+}
+
+// fatal writes the error that stopped ndiro (a setting refused, a backend
+// not answering at start, a listener that could not open) to w: in AWS
+// and server mode (NDIRO_MODE, read directly, since the error may be the
+// configuration's own) one JSON log line at ERROR like every other line
+// there, so the journal or log service keeps it whole however many lines
+// the message has; otherwise "ndiro: " and the message, for a person at
+// a terminal.
+func fatal(w io.Writer, getenv func(string) string, err error) {
+	if mode := config.Mode(getenv("NDIRO_MODE")); mode == config.ModeAWS || mode == config.ModeServer {
+		slog.New(slog.NewJSONHandler(w, nil)).Error("ndiro stopped", "err", err.Error())
+		return
+	}
+	fmt.Fprintln(w, "ndiro:", err)
 }
 
 // memoryOverhead is what the Go heap may hold beyond the photo cache's
@@ -135,10 +150,12 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 
 // newLogger is the one logger of a run: JSON lines in server and AWS
 // mode (for the journal or the log service: config.Config.Production),
-// text locally.
+// text locally, writing lines at cfg.LogLevel and above
+// (NDIRO_LOG_LEVEL).
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	if cfg.Production() {
-		return slog.New(slog.NewJSONHandler(w, nil))
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(slog.NewTextHandler(w, opts))
 }

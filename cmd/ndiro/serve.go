@@ -58,3 +58,26 @@ func (m *Main) banner(seeded *demo.Result) {
 		fmt.Fprintf(m.stdout, "Demo: sign in as %s to see six weeks of meals.\nThe demo's share link (what a dietitian sees): %s/s/%s\n\n", demo.Email, m.cfg.BaseURL, seeded.ShareToken)
 	}
 }
+
+// serveMetrics listens on NDIRO_METRICS_ADDR and serves the metrics
+// there (and the profiles with NDIRO_PPROF=1) until Close: a listener of
+// its own, so that the public one never answers /metrics or
+// /debug/pprof/ (deploy/README.md, "Metrics"). It logs where it listens.
+func (m *Main) serveMetrics() error {
+	ln, err := net.Listen("tcp", m.cfg.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (NDIRO_METRICS_ADDR): %w", m.cfg.MetricsAddr, err)
+	}
+	srv := &http.Server{
+		Handler:           m.metrics.Handler(m.cfg.Pprof),
+		ReadHeaderTimeout: 10 * time.Second,
+		// A CPU profile or trace runs for its ?seconds= (30 by default).
+		WriteTimeout: 2 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
+	}
+	go srv.Serve(ln)
+	m.onClose(func() { srv.Close() })
+	m.log.Info("metrics listening", "addr", ln.Addr().String(), "pprof", m.cfg.Pprof)
+	return nil
+}

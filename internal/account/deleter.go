@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"ndiro/internal/storage"
@@ -93,6 +94,26 @@ type Deleter struct {
 	mu      sync.Mutex
 	closed  bool
 	running map[string]chan struct{} // closed when the run ends
+
+	// The runs' counters (Stats).
+	started, finished, failed atomic.Int64
+}
+
+// DeleterStats are the account deletion runs since start: Started runs
+// (a start or a resume), Finished ones (every step done), Failed ones
+// (given up after their attempts; the admin page resumes them), and the
+// Running ones now. A run paused by a stop counts in none but Started.
+type DeleterStats struct {
+	Started, Finished, Failed int64
+	Running                   int
+}
+
+// Stats returns the deletion runs' counters.
+func (dl *Deleter) Stats() DeleterStats {
+	dl.mu.Lock()
+	running := len(dl.running)
+	dl.mu.Unlock()
+	return DeleterStats{Started: dl.started.Load(), Finished: dl.finished.Load(), Failed: dl.failed.Load(), Running: running}
 }
 
 // NewDeleter returns a Deleter over d's stores.
@@ -169,6 +190,7 @@ func (dl *Deleter) Resume(userID string) bool {
 	}
 	done := make(chan struct{})
 	dl.running[userID] = done
+	dl.started.Add(1)
 	dl.wg.Add(1)
 	go func() {
 		defer dl.wg.Done()
@@ -240,6 +262,7 @@ func (dl *Deleter) run(userID string) {
 	for attempt := 1; ; attempt++ {
 		step, err := dl.runOnce(ctx, userID)
 		if err == nil {
+			dl.finished.Add(1)
 			return
 		}
 		if dl.stop.Err() != nil {
@@ -263,10 +286,14 @@ func (dl *Deleter) run(userID string) {
 			dl.d.Log.Error("account deletion progress not saved", "user_id", userID, "err", perr)
 		}
 		if attempt >= attempts || errors.Is(err, errNotMarked) {
+			dl.failed.Add(1)
 			return
 		}
 		select {
 		case <-ctx.Done():
+			if dl.stop.Err() == nil {
+				dl.failed.Add(1) // out of time (DeleterDeps.Timeout)
+			}
 			return
 		case <-time.After(pause):
 		}

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"ndiro/internal/photo"
 	"ndiro/internal/share"
 	"ndiro/internal/user"
+	"ndiro/internal/version"
 )
 
 // Background reads are paced so that the monitor and the orphan check take
@@ -62,6 +62,9 @@ type MonitorDeps struct {
 	// HEIC reports the HEIC decoder's state for the process panel; nil
 	// shows none.
 	HEIC func() photo.HEICStatus
+	// Admission reports the decode admission's counters
+	// (photo.Pipeline.Admission); nil shows none.
+	Admission func() photo.AdmissionStats
 	// Clock paces the background reads and dates the results.
 	Clock limit.Clock
 	// Mode is "local" or "aws", for the process panel.
@@ -225,7 +228,10 @@ func (m *Monitor) compute(ctx context.Context) (*Counts, error) {
 	return c, err
 }
 
-// Process is the process panel: how this one ndiro process runs.
+// Process is the process panel: how this one ndiro process runs. Its
+// counters are read from the same sources as /metrics (the photo cache's
+// Stats, the HEIC decoder's Status, the pipeline's Admission, and
+// version.String, as ndiro_build_info), so the two never disagree.
 type Process struct {
 	Uptime     time.Duration
 	Version    string
@@ -239,17 +245,23 @@ type Process struct {
 	// HEIC is the HEIC decoder worker's state ("not started", "ready",
 	// "failed", …), its counters and last failure; nil if there is none.
 	HEIC *photo.HEICStatus
+	// Admission is the decode admission's counters; nil if none.
+	Admission *photo.AdmissionStats
 }
 
 // Process reads the process panel now.
 func (m *Monitor) Process() Process {
-	p := Process{Uptime: m.d.Clock.Now().Sub(m.started).Round(time.Second), Version: version(), Mode: m.d.Mode, Goroutines: runtime.NumGoroutine()}
+	p := Process{Uptime: m.d.Clock.Now().Sub(m.started).Round(time.Second), Version: version.String(), Mode: m.d.Mode, Goroutines: runtime.NumGoroutine()}
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
 	p.HeapBytes = s[0].Value.Uint64()
 	if m.d.HEIC != nil {
 		st := m.d.HEIC()
 		p.HEIC = &st
+	}
+	if m.d.Admission != nil {
+		a := m.d.Admission()
+		p.Admission = &a
 	}
 	var gc debug.GCStats
 	gc.PauseQuantiles = make([]time.Duration, 3) // min, median, max
@@ -259,33 +271,6 @@ func (m *Monitor) Process() Process {
 		p.GCPauseMedian, p.GCPauseMax = gc.PauseQuantiles[1], gc.PauseQuantiles[2]
 	}
 	return p
-}
-
-// version names the build: the module version, or the VCS revision it was
-// built from (with "+dirty" for uncommitted changes), or "devel".
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
-	if rev == "" {
-		return "devel"
-	}
-	return strings.TrimSpace(rev[:min(12, len(rev))] + dirty)
 }
 
 // CacheStats are the photo cache's counters.

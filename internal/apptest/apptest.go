@@ -31,8 +31,10 @@ import (
 	"ndiro/internal/config"
 	"ndiro/internal/dynamo"
 	"ndiro/internal/localenv"
+	"ndiro/internal/metrics"
 	"ndiro/internal/server"
 	"ndiro/internal/storage"
+	"ndiro/internal/version"
 )
 
 // App is a running application for one test.
@@ -86,6 +88,9 @@ type Options struct {
 	// (localenv.Env.WriteHealth) as the app's write health hook: tests of
 	// the early refusal report a full disk without filling one.
 	WriteHealth func() error
+	// Lease, if set, is the app's lease check for /readyz (server.Backends.LeaseHealth):
+	// tests of readiness report a lease not held.
+	Lease func() error
 }
 
 // New starts the app for t and stops it when t ends. Admin email is
@@ -125,15 +130,22 @@ func New(t testing.TB, opts ...Options) *App {
 	}
 	// The storage bounds first: the options after them (faults, the
 	// test's own) see the bounded calls from outside.
+	// Then the metrics, as cmd/ndiro adds them.
 	bounds := storage.New(cfg.Storage, log, clock.Now)
+	mx := metrics.New(version.Info())
 	calls := &Calls{}
-	dynamoOpts := append([]func(*dynamodb.Options){bounds.DynamoDB, calls.Option()}, o.DynamoOptions...)
-	s3Opts := []func(*s3.Options){bounds.S3}
+	dynamoOpts := append([]func(*dynamodb.Options){bounds.DynamoDB, mx.DynamoDB, calls.Option()}, o.DynamoOptions...)
+	s3Opts := []func(*s3.Options){bounds.S3, mx.S3}
 	if o.Faults != nil {
 		dynamoOpts = append(dynamoOpts, o.Faults.DynamoOption())
 		s3Opts = append(s3Opts, o.Faults.S3Option())
 	}
-	le, tables, stopLocal := local(t, dynamoOpts, s3Opts, o.DataDir, o.Local)
+	le, tables, stopLocal := local(t, dynamoOpts, s3Opts, o.DataDir, func(lo *localenv.Options) {
+		lo.ObserveSync = mx.ObserveSync
+		if o.Local != nil {
+			o.Local(lo)
+		}
+	})
 	var stopped sync.Once
 	stop := func() { stopped.Do(stopLocal) }
 	t.Cleanup(stop)
@@ -163,6 +175,8 @@ func New(t testing.TB, opts ...Options) *App {
 		Clock:       clock,
 		HEICWorker:  o.HEICWorker,
 		WriteHealth: health,
+		LeaseHealth: o.Lease,
+		Metrics:     mx,
 	}, log, clock.Now)
 	if err != nil {
 		t.Fatal(err)

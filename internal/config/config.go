@@ -7,6 +7,7 @@ package config
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"strings"
@@ -106,6 +107,17 @@ type Config struct {
 	OrphanGrace time.Duration
 	// Lease is the one-writer lease of AWS mode (package lease).
 	Lease Lease
+
+	// LogLevel is the lowest level of log lines written
+	// (NDIRO_LOG_LEVEL: debug, info, warn or error; default info).
+	LogLevel slog.Level
+	// MetricsAddr is the host:port of the listener that serves
+	// Prometheus metrics at /metrics (NDIRO_METRICS_ADDR); "" serves
+	// none. It never shares NDIRO_ADDR's port.
+	MetricsAddr string
+	// Pprof serves Go's profiles under /debug/pprof/ on the metrics
+	// listener (NDIRO_PPROF=1); it requires MetricsAddr.
+	Pprof bool
 
 	// AWS mode only.
 	Region string // AWS_REGION

@@ -71,7 +71,7 @@ func TestLoadServer(t *testing.T) {
 		BaseURL: "https://ndiro.example.org", PhotoCacheBytes: 64 << 20, AdminEmails: []string{"a@example.com"},
 		TrustedProxyHeader: "X-Forwarded-For", OIDCName: "Keycloak", OIDCIssuer: "https://sso.example.org/realms/home",
 		OIDCClientID: "ndiro", OIDCClientSecret: "s3cret",
-		Storage: DefaultStorage, OrphanGrace: time.Hour,
+		Storage: DefaultStorage, OrphanGrace: time.Hour, Lease: DefaultLease,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Load(server) mismatch (-want +got):\n%s", d)

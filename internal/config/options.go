@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/textproto"
 	"net/url"
@@ -55,6 +56,9 @@ var options = []option{
 	{"NDIRO_STORAGE_ATTEMPTS", strconv.Itoa(DefaultStorage.Attempts), parseStorageAttempts},
 	{"NDIRO_STORAGE_MAX_BACKOFF", DefaultStorage.MaxBackoff.String(), parseStorageMaxBackoff},
 	{"NDIRO_ORPHAN_GRACE", DefaultOrphanGrace.String(), parseOrphanGrace},
+	{"NDIRO_LOG_LEVEL", "info", parseLogLevel},
+	{"NDIRO_METRICS_ADDR", "", parseMetricsAddr},
+	{"NDIRO_PPROF", "", parsePprof},
 	{"NDIRO_LEASE_TTL", DefaultLease.TTL.String(), parseLeaseTTL},
 	{"NDIRO_LEASE_RENEW", DefaultLease.Renew.String(), parseLeaseRenew},
 }
@@ -70,6 +74,7 @@ var rules = []rule{
 	awsRequired,
 	serverRequired,
 	orphanGrace,
+	metricsListener,
 	leaseWindow,
 }
 
@@ -393,6 +398,72 @@ func orphanGrace(c *Config, _ func(string) string) error {
 	s := c.Storage
 	if min := 2 * (s.Item + s.Query + s.Transfer); c.OrphanGrace < min {
 		return fmt.Errorf("NDIRO_ORPHAN_GRACE must be at least %s (twice NDIRO_STORAGE_ITEM_TIMEOUT + NDIRO_STORAGE_QUERY_TIMEOUT + NDIRO_STORAGE_TRANSFER_TIMEOUT), not %s", min, c.OrphanGrace)
+	}
+	return nil
+}
+
+// parseLogLevel takes the lowest level of log lines written: debug,
+// info, warn or error (slog's levels, any case).
+func parseLogLevel(c *Config, v string) error {
+	switch strings.ToLower(v) {
+	case "debug":
+		c.LogLevel = slog.LevelDebug
+	case "info":
+		c.LogLevel = slog.LevelInfo
+	case "warn":
+		c.LogLevel = slog.LevelWarn
+	case "error":
+		c.LogLevel = slog.LevelError
+	default:
+		return fmt.Errorf("NDIRO_LOG_LEVEL must be debug, info, warn or error, not %q", v)
+	}
+	return nil
+}
+
+// parseMetricsAddr takes the host:port of the metrics listener, or ""
+// for none; metricsListener keeps it off the public port.
+func parseMetricsAddr(c *Config, v string) error {
+	c.MetricsAddr = v
+	if v == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Errorf("NDIRO_METRICS_ADDR must be host:port like 127.0.0.1:9090 (or unset, for no metrics listener): %v", err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("NDIRO_METRICS_ADDR port must be a number from 0 to 65535, not %q", port)
+	}
+	return nil
+}
+
+func parsePprof(c *Config, v string) error {
+	switch v {
+	case "", "0":
+		return nil
+	case "1":
+		c.Pprof = true
+		return nil
+	}
+	return fmt.Errorf("NDIRO_PPROF must be 1 (or unset), not %q", v)
+}
+
+// metricsListener keeps the metrics listener (and pprof, which lives
+// only there) off the public one: NDIRO_METRICS_ADDR may not use
+// NDIRO_ADDR's port (port 0, a fresh port each, excepted), which would
+// either fail to listen or, on another interface of the same port, put
+// the figures where the public looks. NDIRO_PPROF needs the listener.
+func metricsListener(c *Config, _ func(string) string) error {
+	if c.MetricsAddr == "" {
+		if c.Pprof {
+			return errors.New("NDIRO_PPROF=1 needs NDIRO_METRICS_ADDR: profiles are served only on the metrics listener, never on the public one")
+		}
+		return nil
+	}
+	_, mport, err1 := net.SplitHostPort(c.MetricsAddr)
+	_, port, err2 := net.SplitHostPort(c.Addr)
+	if err1 == nil && err2 == nil && mport == port && port != "0" {
+		return fmt.Errorf("NDIRO_METRICS_ADDR (%s) must use another port than NDIRO_ADDR (%s): metrics are never served on the public listener", c.MetricsAddr, c.Addr)
 	}
 	return nil
 }

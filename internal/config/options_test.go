@@ -1,6 +1,7 @@
 package config
 
 import (
+	"log/slog"
 	"os"
 	"regexp"
 	"slices"
@@ -310,6 +311,75 @@ func TestOrphanGraceOutlastsWrites(t *testing.T) {
 	}
 }
 
+func TestParseLogLevel(t *testing.T) {
+	runOption(t, "NDIRO_LOG_LEVEL", []optionCase{
+		{name: "debug", value: "debug", want: Config{LogLevel: slog.LevelDebug}},
+		{name: "info", value: "info", want: Config{LogLevel: slog.LevelInfo}},
+		{name: "warn", value: "warn", want: Config{LogLevel: slog.LevelWarn}},
+		{name: "error", value: "error", want: Config{LogLevel: slog.LevelError}},
+		{name: "any case", value: "WARN", want: Config{LogLevel: slog.LevelWarn}},
+		{name: "slog's long name", value: "warning", wantErr: `debug, info, warn or error, not "warning"`},
+		{name: "a number", value: "4", wantErr: `not "4"`},
+	})
+	c, err := Load(env(map[string]string{"NDIRO_LOG_LEVEL": "error"}))
+	if err != nil || c.LogLevel != slog.LevelError {
+		t.Errorf("Load(NDIRO_LOG_LEVEL=error) = %v, %v; want level ERROR", c.LogLevel, err)
+	}
+	if c, _ := Load(env(nil)); c.LogLevel != slog.LevelInfo {
+		t.Errorf("Load() log level = %v, want INFO", c.LogLevel)
+	}
+}
+
+func TestParseMetricsAddr(t *testing.T) {
+	runOption(t, "NDIRO_METRICS_ADDR", []optionCase{
+		{name: "unset", value: "", want: Config{}},
+		{name: "loopback", value: "127.0.0.1:9090", want: Config{MetricsAddr: "127.0.0.1:9090"}},
+		{name: "every interface", value: ":9090", want: Config{MetricsAddr: ":9090"}},
+		{name: "no port", value: "127.0.0.1", wantErr: "must be host:port like 127.0.0.1:9090"},
+		{name: "bad port", value: "127.0.0.1:metrics", wantErr: `port must be a number from 0 to 65535, not "metrics"`},
+		{name: "port too large", value: "127.0.0.1:70000", wantErr: `not "70000"`},
+	})
+}
+
+func TestParsePprof(t *testing.T) {
+	runOption(t, "NDIRO_PPROF", []optionCase{
+		{name: "unset", value: "", want: Config{}},
+		{name: "off", value: "0", want: Config{}},
+		{name: "on", value: "1", want: Config{Pprof: true}},
+		{name: "yes", value: "yes", wantErr: `must be 1 (or unset), not "yes"`},
+	})
+}
+
+// TestMetricsListener keeps metrics and profiles off the public port.
+func TestMetricsListener(t *testing.T) {
+	for _, tc := range []struct {
+		name, addr, metrics string
+		pprof               bool
+		wantErr             string
+	}{
+		{"none", "127.0.0.1:8080", "", false, ""},
+		{"another port", "127.0.0.1:8080", "127.0.0.1:9090", false, ""},
+		{"same address", "127.0.0.1:8080", "127.0.0.1:8080", false, "must use another port than NDIRO_ADDR"},
+		{"same port, another interface", "0.0.0.0:8080", "127.0.0.1:8080", false, "must use another port than NDIRO_ADDR"},
+		{"fresh ports both", "127.0.0.1:0", "127.0.0.1:0", false, ""},
+		{"pprof on the metrics listener", "127.0.0.1:8080", "127.0.0.1:9090", true, ""},
+		{"pprof without it", "127.0.0.1:8080", "", true, "NDIRO_PPROF=1 needs NDIRO_METRICS_ADDR"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := metricsListener(&Config{Addr: tc.addr, MetricsAddr: tc.metrics, Pprof: tc.pprof}, nil)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("metricsListener(%s, %s) = %v, want nil", tc.addr, tc.metrics, err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("metricsListener(%s, %s) = %v, want an error saying %q", tc.addr, tc.metrics, err, tc.wantErr)
+			}
+		})
+	}
+	if _, err := Load(env(map[string]string{"NDIRO_METRICS_ADDR": "127.0.0.1:8080"})); err == nil || !strings.Contains(err.Error(), "NDIRO_METRICS_ADDR (127.0.0.1:8080) must use another port") {
+		t.Errorf("Load with NDIRO_METRICS_ADDR on the default NDIRO_ADDR = %v, want it refused", err)
+	}
+}
+
 func TestOIDCClient(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -426,6 +496,7 @@ func TestOptionsDefaults(t *testing.T) {
 		"NDIRO_STORAGE_ATTEMPTS":         "3",
 		"NDIRO_STORAGE_MAX_BACKOFF":      "500ms",
 		"NDIRO_ORPHAN_GRACE":             "1h0m0s",
+		"NDIRO_LOG_LEVEL":                "info",
 		// A crashed writer's lease is taken a minute after its last renewal.
 		"NDIRO_LEASE_TTL":   "1m0s",
 		"NDIRO_LEASE_RENEW": "10s",

@@ -95,3 +95,16 @@ func checkTable(ctx context.Context, db *dynamodb.Client, t Table) (string, erro
 	}
 	return "", nil
 }
+
+// Ping asks DynamoDB to describe table t, the cheapest call that shows
+// the service answers with this process's credentials (readiness's
+// check; one call every readiness.CacheFor at most). It returns the
+// call's error: wrapping storage.ErrUnavailable when DynamoDB did not
+// answer within its budget.
+func Ping(ctx context.Context, db *dynamodb.Client, t Table) error {
+	_, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.Name)})
+	if err != nil {
+		return fmt.Errorf("dynamodb table %s: %w", t.Name, err)
+	}
+	return nil
+}

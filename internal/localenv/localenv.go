@@ -66,6 +66,9 @@ type Options struct {
 	// instead of the in-process emulator (tests run against dynalite this
 	// way). Nothing is persisted then; the tables must have a fresh prefix.
 	DynamoEndpoint string
+	// ObserveSync, if set, is told how long each fsync of the DynamoDB
+	// journal took, failed or not (metrics.Metrics.ObserveSync).
+	ObserveSync func(time.Duration)
 
 	// syncFile makes a journal write durable; nil is (*os.File).Sync.
 	// Tests hold or fail it.
@@ -138,6 +141,14 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	if opts.syncFile == nil {
 		opts.syncFile = (*os.File).Sync
+	}
+	if observe, sync := opts.ObserveSync, opts.syncFile; observe != nil {
+		opts.syncFile = func(f *os.File) error {
+			start := time.Now()
+			err := sync(f)
+			observe(time.Since(start))
+			return err
+		}
 	}
 	if opts.writeFile == nil {
 		opts.writeFile = (*os.File).Write

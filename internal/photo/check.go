@@ -25,3 +25,15 @@ func CheckBucket(ctx context.Context, client *s3.Client, bucket string) error {
 	}
 	return nil
 }
+
+// Ping asks S3 for the bucket's metadata (HeadBucket), the cheapest call
+// that shows S3 answers with this process's credentials (readiness's
+// check). It returns the call's error, wrapped: storage.ErrUnavailable
+// when S3 did not answer within its budget, the SDK's API error
+// otherwise.
+func Ping(ctx context.Context, client *s3.Client, bucket string) error {
+	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		return fmt.Errorf("s3 bucket %s: %w", bucket, err)
+	}
+	return nil
+}

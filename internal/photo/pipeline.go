@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "golang.org/x/image/webp"
@@ -177,6 +178,54 @@ type Pipeline struct {
 	budget int64
 	wait   time.Duration
 	heic   *HEICDecoder // nil: HEIC uploads get ErrHEICUnavailable
+
+	// The admission's counters (Admission).
+	waiting, admitted, waited, refusedN, waitNanos atomic.Int64
+}
+
+// AdmissionStats are the decode admission's counters since start: how
+// uploads got their share of the budget (NDIRO_DECODE_BUDGET_BYTES).
+type AdmissionStats struct {
+	// Waiting is how many uploads wait for their share now.
+	Waiting int64
+	// Admitted counts shares granted (an upload asks for one for its
+	// header and one for its decode); Waited those of them that had to
+	// wait; Refused the waits that ended without one (ErrBusy, or the
+	// upload given up).
+	Admitted, Waited, Refused int64
+	// WaitTime is the time spent waiting, granted or not, in all.
+	WaitTime time.Duration
+	// Budget is the budget in bytes.
+	Budget int64
+}
+
+// Admission returns the decode admission's counters.
+func (p *Pipeline) Admission() AdmissionStats {
+	return AdmissionStats{
+		Waiting: p.waiting.Load(), Admitted: p.admitted.Load(), Waited: p.waited.Load(), Refused: p.refusedN.Load(),
+		WaitTime: time.Duration(p.waitNanos.Load()), Budget: p.budget,
+	}
+}
+
+// admit takes n bytes of the budget, waiting until wctx ends, and counts
+// how it went (Admission).
+func (p *Pipeline) admit(wctx context.Context, n int64) error {
+	if p.sem.TryAcquire(n) {
+		p.admitted.Add(1)
+		return nil
+	}
+	p.waiting.Add(1)
+	start := time.Now()
+	err := p.sem.Acquire(wctx, n)
+	p.waitNanos.Add(int64(time.Since(start)))
+	p.waiting.Add(-1)
+	if err != nil {
+		p.refusedN.Add(1)
+		return err
+	}
+	p.admitted.Add(1)
+	p.waited.Add(1)
+	return nil
 }
 
 // WithHEIC makes p decode HEIC uploads with d, and returns p.
@@ -256,7 +305,7 @@ func (p *Pipeline) ProcessAt(ctx context.Context, src io.ReaderAt, size int64) (
 	if cost += inMemory; cost > p.budget {
 		return nil, &MemoryError{Width: h.cfg.Width, Height: h.cfg.Height, Depth: depth, Need: cost, Budget: p.budget}
 	}
-	if err := p.sem.Acquire(wctx, cost); err != nil {
+	if err := p.admit(wctx, cost); err != nil {
 		return nil, p.refused(ctx)
 	}
 	held := cost
@@ -284,7 +333,7 @@ func (p *Pipeline) ProcessAt(ctx context.Context, src io.ReaderAt, size int64) (
 // refusal: ErrBusy, or ctx's error if the upload itself was given up),
 // and returns the function that gives them back, once.
 func (p *Pipeline) acquire(ctx, wctx context.Context, n int64) (release func(), err error) {
-	if err := p.sem.Acquire(wctx, n); err != nil {
+	if err := p.admit(wctx, n); err != nil {
 		return nil, p.refused(ctx)
 	}
 	var once sync.Once

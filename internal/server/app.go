@@ -23,9 +23,12 @@ import (
 	"ndiro/internal/lease"
 	"ndiro/internal/limit"
 	"ndiro/internal/meal"
+	"ndiro/internal/metrics"
 	"ndiro/internal/photo"
+	"ndiro/internal/readiness"
 	"ndiro/internal/share"
 	"ndiro/internal/user"
+	"ndiro/internal/version"
 	"ndiro/internal/web"
 	"ndiro/static"
 	"ndiro/templates"
@@ -56,6 +59,26 @@ type Backends struct {
 	// Lease is AWS mode's one-writer lease (nil in local mode, whose data
 	// dir lock refuses a second process); App.Lease hands it on.
 	Lease *lease.Lease
+	// LeaseHealth, if set, stands in for Lease.Err as /readyz's lease
+	// check (tests); with neither, the lease counts as held.
+	LeaseHealth func() error
+	// Metrics, if set, is the registry the app's series join: the SDK
+	// middleware on the clients above (metrics.Metrics.DynamoDB, S3) and
+	// local mode's journal count into it too. nil makes one of its own
+	// (App.Metrics), counting the app's requests and figures only.
+	Metrics *metrics.Metrics
+}
+
+// leaseHealth is /readyz's lease check: LeaseHealth, else Lease.Err,
+// else none (local and server mode hold no lease).
+func (b Backends) leaseHealth() func() error {
+	switch {
+	case b.LeaseHealth != nil:
+		return b.LeaseHealth
+	case b.Lease != nil:
+		return b.Lease.Err
+	}
+	return nil
 }
 
 // clock returns b.Clock, or the wall clock reading now.
@@ -102,6 +125,11 @@ type App struct {
 	Deletions *account.Deleter
 	// Monitor counts what the app holds and checks for orphans.
 	Monitor *admin.Monitor
+	// Metrics holds the app's Prometheus series (Backends.Metrics, or
+	// the app's own); its Handler serves the metrics listener.
+	Metrics *metrics.Metrics
+	// Ready answers /readyz.
+	Ready *readiness.Checker
 
 	// stopOpens ends the writer of share opens (Store.RunOpens), which
 	// closes opensDone once it has written the last of them.
@@ -184,7 +212,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	pipeline := photo.NewPipeline(budget, wait).WithHEIC(heic)
 	photoCache := photoServer.Cache()
 	monitor := admin.NewMonitor(admin.MonitorDeps{
-		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache, HEIC: heic.Status,
+		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache, HEIC: heic.Status, Admission: pipeline.Admission,
 		Clock: b.clock(now), Mode: string(cfg.Mode), Grace: cfg.OrphanGrace, Log: log,
 	})
 	deleter := account.NewDeleter(account.DeleterDeps{
@@ -213,7 +241,28 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		return nil, err
 	}
 
-	h := New(Deps{
+	mx := b.Metrics
+	if mx == nil {
+		mx = metrics.New(version.Info())
+	}
+	if err := registerFigures(mx, figures{
+		cache: photoCache, pipeline: pipeline, heic: heic, shares: shares, deletions: deleter,
+	}); err != nil {
+		return nil, err
+	}
+	ready := readiness.New([]readiness.Backend{
+		{Name: "DynamoDB", Deadline: cfg.Storage.Item, Check: func(ctx context.Context) error {
+			return dynamo.Ping(ctx, b.DynamoDB, b.Tables.Users)
+		}},
+		{Name: "S3", Deadline: cfg.Storage.Item, Check: func(ctx context.Context) error {
+			return photo.Ping(ctx, b.S3, b.Bucket)
+		}},
+	}, []readiness.Local{
+		{Name: "local storage", Check: b.WriteHealth},
+		{Name: "lease", Check: b.leaseHealth()},
+	}, now)
+
+	h, err := New(Deps{
 		Log:      log,
 		Pages:    pages,
 		Static:   st,
@@ -276,7 +325,12 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		}),
 		HSTS:        cfg.Production(),
 		WriteHealth: b.WriteHealth,
+		Ready:       ready,
+		Metrics:     mx,
 	})
+	if err != nil {
+		return nil, err
+	}
 	// Recipient visits are counted in memory and written every
 	// share.OpensEvery, and at Close.
 	opensCtx, stopOpens := context.WithCancel(context.WithoutCancel(ctx))
@@ -286,5 +340,5 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		shares.RunOpens(opensCtx, func(err error) { log.Warn("share opens not written yet", "err", err) })
 	}()
 	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor,
-		stopOpens: stopOpens, opensDone: opensDone}, nil
+		Metrics: mx, Ready: ready, stopOpens: stopOpens, opensDone: opensDone}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"ndiro/internal/auth"
 	"ndiro/internal/invite"
 	"ndiro/internal/meal"
+	"ndiro/internal/metrics"
 	"ndiro/internal/share"
 	"ndiro/internal/web"
 )
@@ -39,6 +40,11 @@ type Deps struct {
 	// (Backends.WriteHealth); while it returns an error, unsafe requests
 	// of signed-in users are refused before their form is read.
 	WriteHealth func() error
+	// Ready answers /readyz (readiness.Checker).
+	Ready http.Handler
+	// Metrics, if set, counts every request by route pattern
+	// (ndiro_http_requests_total, ndiro_http_request_duration_seconds).
+	Metrics *metrics.Metrics
 }
 
 // ServiceWorkerPath is where the service worker (static/sw.js) is served
@@ -96,6 +102,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serve.Se
 // path values. No request ID, no access-log wrapper, no CSRF check (a
 // GET; HEAD is answered by the GET pattern without a body), no gzip
 // (JPEG). Any other method on that path is a 405 page, logged the same way.
+// Outermost in both tables, each request is counted by route pattern,
+// method and status class (metrics.Requests; on the photo route a fixed
+// label, two clock reads and two atomic adds, no allocation).
 //
 // Every other route is in Pages with the full stack: HEAD answered by
 // the GET route without a body → request id → access log (route pattern
@@ -105,17 +114,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serve.Se
 // before the body is read) → the form limit of the route (every POST
 // route has one: form, or upload for the meal form with its photo; a
 // body over it is a 413, too many fields a 400, before the handler
-// runs). Static files and /healthz sit before sessions and
-// never set a cookie. Share recipients' routes (/s/…) never touch the
+// runs). Static files, /healthz and /readyz sit before sessions
+// and never set a cookie. Share recipients' routes (/s/…) never touch the
 // session at all: a recipient has no account, and a signed-in owner or
 // admin opening a link is treated exactly like anyone else.
-func New(d Deps) *Handler {
-	p := pages(d)
+func New(d Deps) (*Handler, error) {
+	var requests *metrics.Requests
+	if d.Metrics != nil {
+		requests = d.Metrics.Requests()
+	}
+	p := pages(d, requests)
+	photo := d.Pages.Recover(d.Pages.HandleQuiet(d.Auth.UserFromStore(d.Meals.Photo)))
+	other := d.Pages.Recover(d.Pages.HandleQuiet(getOnly))
+	if requests != nil {
+		if err := requests.Routes(p); err != nil {
+			return nil, fmt.Errorf("server: route patterns for the metrics: %w", err)
+		}
+		photo, other = requests.Route(ownerPhotoRoute)(photo), requests.Route(ownerPhotoRoute)(other)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("GET "+ownerPhotoRoute, d.Pages.Recover(d.Pages.HandleQuiet(d.Auth.UserFromStore(d.Meals.Photo))))
-	mux.Handle(ownerPhotoRoute, d.Pages.Recover(d.Pages.HandleQuiet(getOnly)))
+	mux.Handle("GET "+ownerPhotoRoute, photo)
+	mux.Handle(ownerPhotoRoute, other)
 	mux.Handle("/", p)
-	return &Handler{Mux: mux, Pages: p, serve: web.SecurityHeaders(d.HSTS)(mux)}
+	return &Handler{Mux: mux, Pages: p, serve: web.SecurityHeaders(d.HSTS)(mux)}, nil
 }
 
 // getOnly refuses a request with a method its route does not take, for
@@ -126,13 +147,17 @@ func getOnly(w http.ResponseWriter, _ *http.Request) error {
 }
 
 // pages is the router of every route but the owner's photos, with the
-// full middleware stack (New).
-func pages(d Deps) *chi.Mux {
+// full middleware stack (New), its requests counted by requests (nil:
+// not counted).
+func pages(d Deps, requests *metrics.Requests) *chi.Mux {
 	form := d.Pages.Form(web.FormLimits{MaxBytes: web.MaxFormBytes, MaxFields: web.MaxFormFields})
 	upload := d.Pages.Form(web.FormLimits{MaxBytes: meal.MaxFormBytes, MaxFields: web.MaxFormFields, MaxMemory: meal.FormMemory,
 		TooLarge: fmt.Sprintf("The form was larger than %d MB. Choose a smaller photo.", meal.MaxFormBytes>>20)})
 
 	r := chi.NewRouter()
+	if requests != nil {
+		r.Use(requests.Count)
+	}
 	r.Use(middleware.GetHead) // HEAD is answered by the GET route, without a body
 	r.Use(web.RequestID())
 	// Successful recipient photo requests are not logged (a page makes up
@@ -158,6 +183,9 @@ func pages(d Deps) *chi.Mux {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte("ok\n"))
 	})
+	// Readiness: DynamoDB and S3 answer, local storage takes writes, the
+	// lease is held (readiness.Checker); /healthz above is liveness only.
+	r.Get("/readyz", d.Ready.ServeHTTP)
 	r.Get("/static/*", d.Static.ServeHTTP)
 	// The web app manifest at a fixed address too (pages link the
 	// versioned one under /static/); browsers fetch it without cookies.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"ndiro/internal/storage"
@@ -40,6 +41,8 @@ type opens struct {
 	run     string                // this process's batch ID prefix
 	seq     uint64
 	flushMu sync.Mutex
+	// counted is every open CountOpen took since start (Opened).
+	counted atomic.Int64
 }
 
 // openBatch is n visits of one share between first and last. id, given
@@ -61,6 +64,7 @@ func (b *openBatch) add(at time.Time) {
 // and the owner's and admin's lists add what is not written yet.
 func (s *Store) CountOpen(tok string, at time.Time) {
 	o := &s.opens
+	o.counted.Add(1)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.pending == nil {
@@ -72,6 +76,11 @@ func (s *Store) CountOpen(tok string, at time.Time) {
 	}
 	o.pending[tok] = &openBatch{n: 1, first: at, last: at}
 }
+
+// Opened returns how many recipient opens CountOpen has counted since
+// the process started, written yet or not (the metrics'
+// ndiro_share_opens_total).
+func (s *Store) Opened() int64 { return s.opens.counted.Load() }
 
 // FlushOpens writes the opens counted so far, one RecordOpen per share. A
 // share gone meanwhile (revoked, its account deleted) loses its count. A
