@@ -73,7 +73,8 @@ const localBucket = "ndiro-photos"
 // run starts ndiro and serves until ctx is cancelled, then shuts down
 // gracefully. It writes the address to open, and logs, to stdout.
 //
-// "ndiro heic-worker" is the HEIC decoder process ndiro starts itself.
+// "ndiro heic-worker" and "ndiro webp-worker" are the HEIC decoder and
+// WebP encoder processes ndiro starts itself.
 // "ndiro healthcheck" instead asks a running ndiro's /healthz on NDIRO_ADDR
 // and fails unless it answers 200: the container's health check, which
 // needs no shell or curl in the image.
@@ -82,6 +83,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		// The HEIC decoder process the server starts: requests on stdin,
 		// answers on stdout (photo.RunHEICWorker).
 		return photo.RunHEICWorker(os.Stdin, os.Stdout)
+	}
+	if len(args) > 1 && args[1] == "webp-worker" {
+		// The WebP encoder process (photo.RunWebPWorker).
+		return photo.RunWebPWorker(os.Stdin, os.Stdout)
 	}
 	cfg, err := config.Load(getenv)
 	if err != nil {

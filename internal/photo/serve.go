@@ -26,12 +26,12 @@ type Server struct {
 	cache *Cache
 	// Header values every photo response carries, as ready slices: a
 	// cached photo's response then allocates nothing to set them.
-	contentType, ownerCC, recipientCC []string
+	jpegType, webpType, ownerCC, recipientCC []string
 }
 
 // NewServer returns a Server reading through cache from store.
 func NewServer(store *Store, cache *Cache) *Server {
-	return &Server{store: store, cache: cache, contentType: []string{"image/jpeg"},
+	return &Server{store: store, cache: cache, jpegType: []string{"image/jpeg"}, webpType: []string{"image/webp"},
 		ownerCC: []string{OwnerCacheControl}, recipientCC: []string{RecipientCacheControl}}
 }
 
@@ -42,8 +42,9 @@ func (s *Server) Cache() *Cache { return s.cache }
 // requested with ?v=wantTag:
 //   - if the stored bytes are that version: 200 (or 206 for a Range, or 304
 //     when If-None-Match matches, including lists and *) with a strong ETag
-//     from the version, cacheControl and image/jpeg (nosniff comes from
-//     the app's security headers);
+//     from the version and the size, cacheControl and the size's content
+//     type (image/jpeg or image/webp; nosniff comes from the app's
+//     security headers);
 //   - if wantTag is missing or not the current version: a 302 to the
 //     current version's URL, marked no-store, so an old URL never gets the
 //     long cache and never gets another version's bytes;
@@ -82,7 +83,10 @@ func (s *Server) Serve(w http.ResponseWriter, r *http.Request, ownerID, key, wan
 	// X-Content-Type-Options: nosniff comes from web.SecurityHeaders, on
 	// every response of the app.
 	h := w.Header()
-	h["Content-Type"] = s.contentType
+	h["Content-Type"] = s.jpegType
+	if obj.contentType == "image/webp" {
+		h["Content-Type"] = s.webpType
+	}
 	switch cacheControl {
 	case OwnerCacheControl:
 		h["Cache-Control"] = s.ownerCC
@@ -101,17 +105,10 @@ func (s *Server) fetcher(ownerID, key string) func(context.Context) (*Object, er
 	return func(ctx context.Context) (*Object, error) { return s.store.Get(ctx, ownerID, key) }
 }
 
-// etag is the strong ETag of the copy at key under version tag:
-// "tag-thumb" or "tag-display", quotes included.
-func etag(tag, key string) string {
-	return `"` + tag + "-" + sizeOfKey(key) + `"`
-}
-
-func sizeOfKey(key string) string {
-	if len(key) > len(".thumb.jpg") && key[len(key)-len(".thumb.jpg"):] == ".thumb.jpg" {
-		return string(SizeThumb)
-	}
-	return string(SizeDisplay)
+// etag is the strong ETag of the copy of size under version tag:
+// "tag-thumb", "tag-display", "tag-t320.webp", quotes included.
+func etag(tag string, size Size) string {
+	return `"` + tag + "-" + string(size) + `"`
 }
 
 // IsNotFound reports whether err means the photo does not exist (or lies

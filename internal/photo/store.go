@@ -19,7 +19,10 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-// Size names one of the two stored copies of a photo.
+// Size names one stored copy of a photo, a variant (variant.go): the
+// display copy "display", the thumbnail "thumb", or a sized copy such as
+// "t320.webp" (a 320 px square WebP) or "d1080.jpg" (a JPEG 1080 px on
+// its long edge). It is the ?size= of the copy's URL and ends its S3 key.
 type Size string
 
 const (
@@ -27,26 +30,36 @@ const (
 	SizeThumb   Size = "thumb"   // long edge ≤ ThumbSide
 )
 
-// ParseSize reads the ?size= parameter: "thumb", or "" / "display".
+// ParseSize reads the ?size= parameter: "" (the display copy) or the name
+// of a variant ("display", "thumb", "t320.webp", …); false for anything
+// else.
 func ParseSize(s string) (Size, bool) {
-	switch s {
-	case "", "display":
+	if s == "" {
 		return SizeDisplay, true
-	case "thumb":
-		return SizeThumb, true
+	}
+	if _, _, ok := variantOf(Size(s)); ok {
+		return Size(s), true
 	}
 	return "", false
 }
 
 // Key returns the S3 key of a meal photo copy:
-// "users/{userID}/meals/{date}/{mealID}.jpg" or "….thumb.jpg", the user ID
-// escaped as keyID does. Keys are only ever built here, on the server, from
-// a signed-in user's ID and a date and meal ID the caller has validated; no
-// key or path from a client is used.
+// "users/{userID}/meals/{date}/{mealID}.jpg" for the display copy,
+// "….thumb.jpg" for the thumbnail, "….t320.webp" and the like for the
+// sized copies (variant.go), the user ID escaped as keyID does; an
+// unknown size is the display copy's. Keys are only ever built here, on
+// the server, from a signed-in user's ID and a date and meal ID the
+// caller has validated; no key or path from a client is used.
 func Key(userID, date, mealID string, size Size) string {
 	ext := ".jpg"
-	if size == SizeThumb {
+	switch size {
+	case SizeDisplay:
+	case SizeThumb:
 		ext = ".thumb.jpg"
+	default:
+		if v, _, ok := variantOf(size); ok {
+			ext = v.suffix
+		}
 	}
 	return "users/" + keyID(userID) + "/meals/" + date + "/" + mealID + ext // one allocation
 }
@@ -122,13 +135,8 @@ func ParseKey(key string) (userID, date, mealID string, size Size, ok bool) {
 	if len(parts) != 5 || parts[0] != "users" || parts[1] == "" || parts[2] != "meals" {
 		return "", "", "", "", false
 	}
-	file := parts[4]
-	switch {
-	case strings.HasSuffix(file, ".thumb.jpg"):
-		mealID, size = strings.TrimSuffix(file, ".thumb.jpg"), SizeThumb
-	case strings.HasSuffix(file, ".jpg"):
-		mealID, size = strings.TrimSuffix(file, ".jpg"), SizeDisplay
-	default:
+	size, mealID, ok = sizeOfKeySuffix(parts[4])
+	if !ok {
 		return "", "", "", "", false
 	}
 	id, ok := idOfKey(parts[1])
@@ -176,6 +184,8 @@ type Object struct {
 	// cache.
 	tag  string
 	etag []string
+	// contentType is the Content-Type of the copy's size (ContentType).
+	contentType string
 }
 
 // Store reads and writes photo objects in the private bucket.
@@ -189,14 +199,20 @@ func NewStore(client *s3.Client, bucket string) *Store {
 	return &Store{s3: client, bucket: bucket}
 }
 
-// Put stores body under key as image/jpeg, tagged with version v.
+// Put stores body under key, tagged with version v, as the content type
+// of the key's size (ContentType: image/webp for a WebP copy, else
+// image/jpeg).
 func (s *Store) Put(ctx context.Context, key string, body []byte, v Version) error {
+	size := SizeDisplay
+	if file := key[strings.LastIndexByte(key, '/')+1:]; file != "" {
+		size, _, _ = sizeOfKeySuffix(file)
+	}
 	_, err := s.s3.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        aws.String(s.bucket),
 		Key:           aws.String(key),
 		Body:          bytes.NewReader(body),
 		ContentLength: aws.Int64(int64(len(body))),
-		ContentType:   aws.String("image/jpeg"),
+		ContentType:   aws.String(ContentType(size)),
 		Metadata:      map[string]string{metaVersion: strconv.FormatInt(int64(v), 10)},
 	})
 	if err != nil {
@@ -225,7 +241,11 @@ func (s *Store) Get(ctx context.Context, ownerID, key string) (*Object, error) {
 	}
 	v, _ := strconv.ParseInt(metadata(out.Metadata, metaVersion), 10, 64)
 	tag := Version(v).Tag()
-	return &Object{Body: body, Version: Version(v), tag: tag, etag: []string{etag(tag, key)}}, nil
+	size, _, ok := sizeOfKeySuffix(key[strings.LastIndexByte(key, '/')+1:])
+	if !ok {
+		size = SizeDisplay
+	}
+	return &Object{Body: body, Version: Version(v), tag: tag, etag: []string{etag(tag, size)}, contentType: ContentType(size)}, nil
 }
 
 // Stream copies the object key, which must lie under ownerID's prefix
