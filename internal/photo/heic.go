@@ -101,9 +101,9 @@ type HEICDecoder struct {
 	// is the greeting it must send.
 	name, hello string
 	command     func() *exec.Cmd
-	wait    time.Duration
-	log     *slog.Logger
-	slot    chan struct{} // one decode at a time
+	wait        time.Duration
+	log         *slog.Logger
+	slot        chan struct{} // one decode at a time
 
 	mu     sync.Mutex
 	limits HEICLimits
