@@ -123,7 +123,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 
 	tables := dynamo.NewTables(cfg.TablePrefix)
-	b := server.Backends{Tables: tables}
+	b := server.Backends{Tables: tables, Variants: true}
 	switch cfg.Mode {
 	case config.ModeLocal:
 		env, err := localenv.Start(ctx, localenv.Options{DataDir: cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: log})

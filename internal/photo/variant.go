@@ -138,6 +138,17 @@ func Full(have Set, w, h int) Set {
 	return s
 }
 
+// SetOf returns the Set holding sizes (unknown ones left out).
+func SetOf(sizes ...Size) Set {
+	var s Set
+	for _, size := range sizes {
+		if _, i, ok := variantOf(size); ok {
+			s |= 1 << i
+		}
+	}
+	return s
+}
+
 // Missing returns the variants of want that s (Of) lacks.
 func (s Set) Missing(want Set) Set { return want &^ s.Of() }
 
