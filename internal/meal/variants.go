@@ -7,47 +7,39 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"ndiro/internal/dynamo"
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
 )
 
-// RecordSet records on m's row that its photo's copies are set
-// (photo_set), with one UpdateItem conditional on the row still holding
-// the photo m has (photo_v): the variant job's write. It leaves version,
-// updated_at and everything else as they are, so it never makes an
-// owner's open edit form a conflict. A row gone is ErrNotFound, one whose
-// photo changed meanwhile ErrConflict. On success m.PhotoSet is set.
+// RecordSet records on m's row, read at m.Version and m.CommentRev,
+// that its photo's copies are set (photo_set): the variant job's write.
+// It is a whole-item write conditional on the row being as read
+// (readCondition), and keeps version and updated_at as they were, so it
+// never turns an owner's open edit form into a conflict; comments written
+// since the read are carried over and the write made again, as Update
+// does. A row gone is ErrNotFound, one changed meanwhile (its photo
+// replaced, its fields edited) ErrConflict. On success m.PhotoSet is set.
+//
+// Not an UpdateItem: the in-process emulator rewrites every number of an
+// item it updates through a float64, which would round photo_v (19
+// digits) and with it every URL of the photo.
 func (s *Store) RecordSet(ctx context.Context, m *Meal, set photo.Set) error {
-	upd := expression.Set(expression.Name("photo_set"), expression.Value(int64(set)))
-	cond := expression.AttributeExists(expression.Name("sk")).And(expression.Name("photo_v").Equal(expression.Value(int64(m.PhotoV))))
-	e, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
-	if err != nil {
-		return fmt.Errorf("meal: record set: %w", err)
-	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(m.UserID, m.SK),
-		UpdateExpression:          e.Update(),
-		ConditionExpression:       e.Condition(),
-		ExpressionAttributeNames:  e.Names(),
-		ExpressionAttributeValues: e.Values(),
-	})
-	if dynamo.IsConditionFailed(err) {
-		if _, gerr := s.Get(ctx, m.UserID, mustDate(m.Date), m.ID); errors.Is(gerr, ErrNotFound) {
-			return fmt.Errorf("meal: record set: %w", ErrNotFound)
+	for attempt := 1; ; attempt++ {
+		rec := *m
+		rec.PhotoSet = set
+		err := s.replace(ctx, &rec, m.Version, m.CommentRev)
+		var cc *commentsChanged
+		if errors.As(err, &cc) && attempt < commentAttempts {
+			m.Comments, m.CommentRev = cc.latest.Comments, cc.latest.CommentRev
+			continue
 		}
-		return fmt.Errorf("meal: record set: %w", ErrConflict)
+		if err != nil {
+			return fmt.Errorf("meal: record set: %w", err)
+		}
+		m.PhotoSet = set
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("meal: record set: %w", err)
-	}
-	m.PhotoSet = set
-	return nil
 }
 
 // VariantDeps are what the variant job reads, writes and how.
@@ -282,7 +274,7 @@ func (v *Variants) Make(ctx context.Context, userID, date, id string) error {
 		put = append(put, key)
 		set |= photo.SetOf(size)
 	}
-	if err := v.d.Rows.RecordSet(ctx, m, set); err != nil {
+	if err := v.record(ctx, m, set); err != nil {
 		v.undo(ctx, userID, put)
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) {
 			return nil
@@ -290,6 +282,27 @@ func (v *Variants) Make(ctx context.Context, userID, date, id string) error {
 		return err
 	}
 	return nil
+}
+
+// record writes set on m's row (RecordSet). A row edited meanwhile with
+// its photo kept is read again and written again, up to recordAttempts
+// times; ErrConflict once its photo changed, ErrNotFound once it is gone.
+func (v *Variants) record(ctx context.Context, m *Meal, set photo.Set) error {
+	var err error
+	for range recordAttempts {
+		if err = v.d.Rows.RecordSet(ctx, m, set); !errors.Is(err, ErrConflict) {
+			return err
+		}
+		latest, gerr := v.d.Rows.Get(ctx, m.UserID, mustDate(m.Date), m.ID)
+		if gerr != nil {
+			return gerr
+		}
+		if latest.PhotoV != m.PhotoV {
+			return err
+		}
+		m = latest
+	}
+	return err
 }
 
 // undo deletes the copies put for a photo no row will name, past a
