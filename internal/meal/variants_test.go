@@ -25,7 +25,7 @@ type variantJob struct {
 	rests []time.Duration
 }
 
-func newVariantJob(t *testing.T, app *apptest.App, objects func(*photo.Store) objectsFor) *variantJob {
+func newVariantJob(t testing.TB, app *apptest.App, objects func(*photo.Store) objectsFor) *variantJob {
 	t.Helper()
 	enc := photo.NewWebPEncoder(nil, photo.WebPLimits(), time.Minute, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { enc.Close() })
