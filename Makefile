@@ -1,6 +1,6 @@
 # ndiro: `make run` starts local mode, `make test` runs the test suite
-# (the longer suites crash, memory, heic and e2e have their own targets;
-# CI runs them all).
+# (the longer suites crash, memory, heic, e2e and faults have their own
+# targets; CI runs them all).
 GO ?= go
 PKGS := ./...
 # nodynamic: the HEIC decoder (github.com/gen2brain/heic) runs its
@@ -8,7 +8,7 @@ PKGS := ./...
 # binary stays static. Every build and test uses it.
 TAGS := nodynamic
 
-.PHONY: run demo screenshots test crash memory heic check bench load release e2e fmt vet
+.PHONY: run demo screenshots test crash memory heic check bench load release e2e faults fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
@@ -77,6 +77,15 @@ load:
 e2e: release
 	./e2e/run.sh
 
+## faults: the fault suite: the release binary in AWS mode with toxiproxy
+## (in-process) between it and dynalite and between it and s3rver, each
+## fault (latency, stalled, reset, trickle) on each backend during each
+## operation; every request within its bound, nothing half-written,
+## recovery by itself, no orphan after the monitor's clean-up; prints the
+## table (CI runs it after e2e; about 6 minutes)
+faults: release
+	NDIRO_E2E_TAGS=e2e,faults,nodynamic NDIRO_E2E_TIMEOUT=40m ./e2e/run.sh -run '^TestFaults$$' -v
+
 ## release: the static binary, into bin/ndiro (deploy/Dockerfile runs this
 ## target), stamped through -ldflags -X for `ndiro version`: VERSION
 ## (default: git describe --tags --always --dirty; without git, the VERSION
@@ -95,3 +104,4 @@ fmt:
 vet:
 	$(GO) vet -tags $(TAGS) $(PKGS)
 	$(GO) vet -tags $(TAGS),e2e ./e2e
+	$(GO) vet -tags $(TAGS),e2e,faults ./e2e

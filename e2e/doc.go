@@ -3,5 +3,7 @@
 // each its own process, behind a TLS-terminating proxy, driven over HTTP as
 // a browser would. Its test files carry the build tag e2e, so `go test
 // ./...` leaves them out; `make e2e` (run.sh) starts the servers and runs
-// them.
+// them. The fault suite (faults_test.go) also needs the tag faults: `make
+// faults` runs it through the same script, with toxiproxy between the
+// binary and each backend.
 package e2e

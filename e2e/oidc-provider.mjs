@@ -1,6 +1,7 @@
 // An OpenID Provider for the end-to-end run (e2e/run.sh): the npm package
 // oidc-provider, a certified implementation, on plain http on 127.0.0.1,
-// with one confidential client (ndiro) and a fixed set of test accounts.
+// with one confidential client (ndiro), a fixed set of test accounts and
+// the fault suite's numbered ones.
 // Its development login and consent forms stand in for a real provider's
 // pages: the login form takes an account ID below and any password.
 //
@@ -66,7 +67,11 @@ const provider = new Provider(issuer, {
   cookies: { keys: [randomBytes(32).toString('hex')] },
   jwks: { keys: [signingKey] },
   async findAccount(ctx, id) {
-    const account = accounts[id];
+    // The fault suite's throwaway owners, acct-fault-<n>, whose accounts
+    // it deletes.
+    const fault = /^acct-fault-(\d{1,4})$/.exec(id);
+    const account = accounts[id] ||
+      (fault && { email: `fault-${fault[1]}@example.com`, email_verified: true, name: `Fault Owner ${fault[1]}` });
     if (!account) {
       return undefined;
     }

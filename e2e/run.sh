@@ -7,6 +7,11 @@
 # NDIRO_MODE=aws against them behind a TLS proxy and drives it as a browser
 # would.
 #
+# NDIRO_E2E_TAGS (default e2e,nodynamic) and NDIRO_E2E_TIMEOUT (default
+# 5m) are the go test build tags and timeout: make faults runs the fault
+# suite (e2e/faults_test.go, tag faults) through this same script. Further
+# arguments go to go test.
+#
 # Needs Go, Node 20 or later and npm. The npm packages are installed into a
 # folder outside the repository (NDIRO_E2E_NPM_DIR, default
 # $TMPDIR/ndiro-e2e-npm) and reused while their versions match. Run it
@@ -114,7 +119,7 @@ if ! NDIRO_E2E_BIN="$PWD/bin/ndiro" \
   NDIRO_E2E_OIDC_CLIENT_ID="$CLIENT_ID" \
   NDIRO_E2E_OIDC_CLIENT_SECRET="$CLIENT_SECRET" \
   NDIRO_E2E_PROXY_ADDR="127.0.0.1:$PROXY_PORT" \
-  go test -tags e2e,nodynamic -count=1 -timeout 5m "$@" ./e2e; then
+  go test -tags "${NDIRO_E2E_TAGS:-e2e,nodynamic}" -count=1 -timeout "${NDIRO_E2E_TIMEOUT:-5m}" "$@" ./e2e; then
   showlogs >&2
   exit 1
 fi

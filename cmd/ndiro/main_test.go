@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/photo"
+	"ndiro/internal/version"
 )
 
 // runAsMain, set to "1" in a child process's environment, makes the test
@@ -176,15 +179,68 @@ func TestAWSModeStartupChecks(t *testing.T) {
 		return run(context.Background(), nil, func(k string) string { return e[k] }, io.Discard)
 	}
 
+	// A backend that accepts connections and never answers stops start-up
+	// within its budget, named; the other backend is not the culprit.
+	stalled := stalledListener(t)
+	prefix := strings.TrimSuffix(tables.Users.Name, "users")
+	for _, tc := range []struct{ backend, env, endpoint, want, notWant string }{
+		{"DynamoDB", "AWS_ENDPOINT_URL_DYNAMODB", env.DynamoEndpoint, "start-up check failed: DynamoDB did not answer", "S3 did not answer"},
+		{"S3", "AWS_ENDPOINT_URL_S3", env.S3Endpoint, "start-up check failed: S3 did not answer", "DynamoDB did not answer"},
+	} {
+		// The SDK reads the endpoint from the process environment.
+		os.Setenv(tc.env, stalled)
+		began := time.Now()
+		err := start("NDIRO_TABLE_PREFIX", prefix, "NDIRO_BUCKET", "test-photos", tc.env, stalled,
+			"NDIRO_STORAGE_ITEM_TIMEOUT", "300ms")
+		os.Setenv(tc.env, tc.endpoint)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.notWant) {
+			t.Errorf("start with %s stalled = %v, want %q", tc.backend, err, tc.want)
+		}
+		if took := time.Since(began); took > 10*time.Second {
+			t.Errorf("start with %s stalled took %v to fail, want about its 300ms budget", tc.backend, took)
+		}
+	}
+
 	err := start("NDIRO_TABLE_PREFIX", "missing-", "NDIRO_BUCKET", "test-photos")
 	if err == nil || !strings.Contains(err.Error(), "dynamodb table missing-meals: does not exist") {
 		t.Errorf("start with missing tables = %v, want a line naming missing-meals", err)
 	}
-	prefix := strings.TrimSuffix(tables.Users.Name, "users")
 	err = start("NDIRO_TABLE_PREFIX", prefix, "NDIRO_BUCKET", "no-such-bucket")
 	if err == nil || !strings.Contains(err.Error(), "s3 bucket no-such-bucket: not found") {
 		t.Errorf("start with a missing bucket = %v, want a line naming no-such-bucket", err)
 	}
+}
+
+// stalledListener returns the http:// URL of a listener that accepts
+// connections and never answers, open until the test ends.
+func stalledListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
 }
 
 func TestUnknownCommand(t *testing.T) {
@@ -196,5 +252,25 @@ func TestUnknownCommand(t *testing.T) {
 		return map[string]string{"NDIRO_ADDR": "127.0.0.1:1"}[k]
 	}, io.Discard); err == nil {
 		t.Error("healthcheck against nothing = nil, want an error")
+	}
+}
+
+// TestVersionCommand: "ndiro version" and "--version" print the build's
+// version and Go version, and read no configuration (a setting that
+// would not load does not stop them).
+func TestVersionCommand(t *testing.T) {
+	bad := func(k string) string { return map[string]string{"NDIRO_MODE": "nonsense"}[k] }
+	for _, arg := range []string{"version", "--version"} {
+		var out strings.Builder
+		if err := run(context.Background(), []string{"ndiro", arg}, bad, &out); err != nil {
+			t.Fatalf("run(%s) = %v, want nil", arg, err)
+		}
+		first, _, _ := strings.Cut(out.String(), "\n")
+		if want := "ndiro " + version.String(); first != want {
+			t.Errorf("run(%s) first line = %q, want %q", arg, first, want)
+		}
+		if !strings.Contains(out.String(), runtime.Version()) {
+			t.Errorf("run(%s) = %q, want the Go version %s in it", arg, out.String(), runtime.Version())
+		}
 	}
 }

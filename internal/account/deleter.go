@@ -133,9 +133,15 @@ func (dl *Deleter) SetRetry(attempts int, backoff time.Duration) {
 // Start marks the account userID deleting (one conditional write: from the
 // next request on, the account is signed out and refused everywhere, and
 // its share links stop) and starts the rest of the sequence in the
-// background. It returns the marked row, or user.ErrNotFound.
+// background. It returns the marked row, or user.ErrNotFound. A mark that
+// got no answer (storage.ErrUnavailable) may have been applied, with the
+// account refused everywhere from then on: the sequence is started all
+// the same, and it stops at once if the row was not marked.
 func (dl *Deleter) Start(ctx context.Context, userID string) (*user.User, error) {
 	u, err := dl.d.Users.MarkDeleting(ctx, userID, string(StepPhotos), dl.d.Now())
+	if errors.Is(err, storage.ErrUnavailable) {
+		dl.Resume(userID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("account: start deletion: %w", err)
 	}

@@ -114,11 +114,24 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 	if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(ExportDeadline)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	hd := w.Header()
-	hd.Set("Content-Type", "application/zip")
-	hd.Set("Content-Disposition", `attachment; filename="ndiro-export-`+h.now().In(u.Location()).Format(time.DateOnly)+`.zip"`)
-	hd.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
+	// The answer starts with the zip's first entry, once the first photo
+	// is in hand: a bucket that does not answer it (or any failure before)
+	// still gets the error page, not a cut download.
+	started := false
+	begin := func() {
+		if started {
+			return
+		}
+		started = true
+		hd := w.Header()
+		hd.Set("Content-Type", "application/zip")
+		hd.Set("Content-Disposition", `attachment; filename="ndiro-export-`+h.now().In(u.Location()).Format(time.DateOnly)+`.zip"`)
+		hd.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		// Sent at once: a failure from here on is a download cut short,
+		// which no client takes for an answer it may ask again for.
+		http.NewResponseController(w).Flush()
+	}
 
 	zw := zip.NewWriter(w)
 	abort := func(what string, err error) {
@@ -134,6 +147,7 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 			continue
 		}
 		_, err := h.photos.Stream(ctx, u.ID, photo.Key(u.ID, m.Date, m.ID, photo.SizeDisplay), func() (io.Writer, error) {
+			begin()
 			// JPEG is compressed already: stored, not deflated again.
 			return zw.CreateHeader(&zip.FileHeader{Name: photoFile(m), Method: zip.Store, Modified: m.UpdatedAt})
 		})
@@ -142,10 +156,14 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 			missing[m.SK] = true
 			continue
 		}
+		if err != nil && !started {
+			return err // nothing sent yet: an ordinary error page
+		}
 		if err != nil {
 			abort("photo", err)
 		}
 	}
+	begin()
 	f := h.exportFile(u, meals, func(m *meal.Meal) *exportPhoto {
 		if missing[m.SK] {
 			return &exportPhoto{Missing: true, Width: m.PhotoW, Height: m.PhotoH}

@@ -192,6 +192,32 @@ func TestExportZipFailsVisibly(t *testing.T) {
 	}
 }
 
+// TestExportZipStorageNotAnswering: a bucket that does not answer the
+// first photo gets the 503 page (Retry-After), not a cut download, and no
+// attachment header that would save the page as a file.
+func TestExportZipStorageNotAnswering(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t, apptest.Options{Links: true, Env: map[string]string{"NDIRO_STORAGE_TRANSFER_TIMEOUT": "500ms", "NDIRO_STORAGE_ATTEMPTS": "1"}})
+	c := app.Client()
+	c.SignIn(adminEmail)
+	photo := apptest.File{Field: "photo", Name: "p.jpg", Body: apptest.JPEG(t, 96, 64, color.RGBA{R: 200, G: 80, B: 30})}
+	if resp := c.PostMultipart("/meals", url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}}, photo); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add meal = %d", resp.StatusCode)
+	}
+	app.S3Link.Stall()
+	resp := c.Get("/account/export.zip")
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "15" || resp.Text("h1") != "Storage is not answering" {
+		t.Errorf("export with the bucket stalled = %d, Retry-After %q, %q; want 503, 15, Storage is not answering", resp.StatusCode, resp.Header.Get("Retry-After"), resp.Text("h1"))
+	}
+	if got := resp.Header.Get("Content-Disposition"); got != "" {
+		t.Errorf("the error page has Content-Disposition %q, want none", got)
+	}
+	app.S3Link.Restore()
+	if again := c.Get("/account/export.zip"); again.StatusCode != http.StatusOK || again.Header.Get("Content-Type") != "application/zip" {
+		t.Errorf("export once the bucket answers = %d %q, want a zip", again.StatusCode, again.Header.Get("Content-Type"))
+	}
+}
+
 // TestExportZipMissingPhoto: a meal whose photo object is gone from the
 // bucket does not stop the export; the zip lacks that photo only, and
 // meals.json and meals.csv mark it missing.

@@ -66,7 +66,10 @@ type MonitorDeps struct {
 	Clock limit.Clock
 	// Mode is "local" or "aws", for the process panel.
 	Mode string
-	Log  *slog.Logger
+	// Grace is how old something must be before the orphan check counts
+	// it (NDIRO_ORPHAN_GRACE); 0 means the package's Grace, an hour.
+	Grace time.Duration
+	Log   *slog.Logger
 }
 
 // Monitor computes the admin monitor's counts and runs the orphan check,
@@ -101,9 +104,13 @@ func NewMonitor(d MonitorDeps) *Monitor {
 		stop:    stop,
 		cancel:  cancel,
 	}
+	grace := d.Grace
+	if grace <= 0 {
+		grace = Grace
+	}
 	m.finder = meal.NewOrphans(meal.OrphanDeps{
 		Rows: d.Meals, Objects: d.Photos, Users: d.Users,
-		Grace: Grace, Now: d.Clock.Now, Versions: true,
+		Grace: grace, Now: d.Clock.Now, Versions: true,
 		Pace: m.reads.Wait, ObjectPace: m.s3.Wait, Progress: m.progress,
 	})
 	return m

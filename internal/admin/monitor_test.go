@@ -444,3 +444,33 @@ func TestMonitorStopsWithTheServer(t *testing.T) {
 		t.Errorf("StartCheck after Close = %v, want ErrClosed", err)
 	}
 }
+
+// TestOrphanGraceSetting: with NDIRO_ORPHAN_GRACE set, the check counts
+// an object no meal names only once it is that old, not at the default
+// hour.
+func TestOrphanGraceSetting(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t, apptest.Options{Env: map[string]string{"NDIRO_ORPHAN_GRACE": "3h"}})
+	c := app.Client()
+	c.SignIn(adminEmail)
+	owner := localenv.Subject(adminEmail)
+	putObject(t, app, photo.Key(owner, "2026-09-04", "100000-dddddd", photo.SizeDisplay), "7")
+	check := func() string {
+		t.Helper()
+		if r := c.PostForm("/admin/monitor/check", nil); r.StatusCode != http.StatusSeeOther {
+			t.Fatalf("POST check = %d", r.StatusCode)
+		}
+		if err := app.Monitor.WaitOrphans(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return found(t, c.Get("/admin/monitor"))["photos-without-meal"]
+	}
+	app.Clock.Advance(2 * admin.Grace)
+	if got := check(); got != "0" {
+		t.Errorf("photos without meal after 2h with a 3h grace = %q, want 0", got)
+	}
+	app.Clock.Advance(2 * admin.Grace)
+	if got := check(); got != "1" {
+		t.Errorf("photos without meal after 4h with a 3h grace = %q, want 1", got)
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"ndiro/internal/dynamo"
 	"ndiro/internal/localenv"
 	"ndiro/internal/server"
+	"ndiro/internal/storage"
 )
 
 // App is a running application for one test.
@@ -44,8 +45,11 @@ type App struct {
 	Clock  *Clock
 	// Calls counts the app's DynamoDB calls.
 	Calls *Calls
-	t     testing.TB
-	stop  func()
+	// DynamoLink and S3Link stand between the app and its backends when
+	// Options.Links is set (nil otherwise): a test stalls or slows them.
+	DynamoLink, S3Link *Link
+	t                  testing.TB
+	stop               func()
 }
 
 // Options adjust New. The zero value is the default app.
@@ -63,6 +67,10 @@ type Options struct {
 	// DynamoOptions are applied to the app's DynamoDB client (tests add
 	// SDK middleware that watches calls).
 	DynamoOptions []func(*dynamodb.Options)
+	// Links puts a Link between the app and each of its backends
+	// (App.DynamoLink, App.S3Link), for tests of a backend that stalls or
+	// answers slowly.
+	Links bool
 	// HEICWorker, if set, makes the HEIC decoder's worker command; nil
 	// runs the test binary as "heic-worker", which the test package's
 	// TestMain must hand to photo.RunHEICWorker (photo.MaybeHEICWorker).
@@ -94,6 +102,11 @@ func New(t testing.TB, opts ...Options) *App {
 	}
 	ctx := context.Background()
 	env := map[string]string{"ADMIN_EMAILS": "admin@example.com"}
+	// A minute per storage call: a busy test machine must not turn a slow
+	// emulator into a 503. Tests of the budgets set their own.
+	for _, k := range []string{"NDIRO_STORAGE_ITEM_TIMEOUT", "NDIRO_STORAGE_QUERY_TIMEOUT", "NDIRO_STORAGE_TRANSFER_TIMEOUT"} {
+		env[k] = "1m"
+	}
 	for k, v := range o.Env {
 		env[k] = v
 	}
@@ -106,9 +119,20 @@ func New(t testing.TB, opts ...Options) *App {
 		t.Fatal(err)
 	}
 	cfg.BaseURL = "http://" + ln.Addr().String()
+	clock := &Clock{now: time.Now()}
+	log := slog.New(slog.DiscardHandler)
+	switch {
+	case o.Log != nil:
+		log = slog.New(slog.NewJSONHandler(o.Log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	case testing.Verbose():
+		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	// The storage bounds first: the options after them (faults, the
+	// test's own) see the bounded calls from outside.
+	bounds := storage.New(cfg.Storage, log, clock.Now)
 	calls := &Calls{}
-	dynamoOpts := append([]func(*dynamodb.Options){calls.Option()}, o.DynamoOptions...)
-	var s3Opts []func(*s3.Options)
+	dynamoOpts := append([]func(*dynamodb.Options){bounds.DynamoDB, calls.Option()}, o.DynamoOptions...)
+	s3Opts := []func(*s3.Options){bounds.S3}
 	if o.Faults != nil {
 		dynamoOpts = append(dynamoOpts, o.Faults.DynamoOption())
 		s3Opts = append(s3Opts, o.Faults.S3Option())
@@ -122,17 +146,16 @@ func New(t testing.TB, opts ...Options) *App {
 	if o.WriteHealth != nil {
 		health = o.WriteHealth
 	}
-	clock := &Clock{now: time.Now()}
-	log := slog.New(slog.DiscardHandler)
-	switch {
-	case o.Log != nil:
-		log = slog.New(slog.NewJSONHandler(o.Log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	case testing.Verbose():
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, s3c := le.DynamoDB, le.S3
+	var dynamoLink, s3Link *Link
+	if o.Links {
+		dynamoLink, s3Link = NewLink(t, le.DynamoEndpoint), NewLink(t, le.S3Endpoint)
+		db = localenv.NewDynamoClient(dynamoLink.URL, dynamoOpts...)
+		s3c = localenv.NewS3Client(s3Link.URL, s3Opts...)
 	}
 	a, err := server.Build(ctx, cfg, server.Backends{
-		DynamoDB: le.DynamoDB,
-		S3:       le.S3,
+		DynamoDB: db,
+		S3:       s3c,
 		Bucket:   "test-photos",
 		Tables:   tables,
 		Provider: auth.Provider{
@@ -157,7 +180,7 @@ func New(t testing.TB, opts ...Options) *App {
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
-	app := &App{App: a, URL: srv.URL, Env: le, Config: cfg, Tables: tables, Clock: clock, Calls: calls, t: t}
+	app := &App{App: a, URL: srv.URL, Env: le, Config: cfg, Tables: tables, Clock: clock, Calls: calls, DynamoLink: dynamoLink, S3Link: s3Link, t: t}
 	// The server stops, then the background work, then the backends.
 	app.stop = func() {
 		stopped.Do(func() {

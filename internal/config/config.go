@@ -5,15 +5,9 @@ package config
 import (
 	"fmt"
 	"net"
-	"net/textproto"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
-
-	"ndiro/internal/email"
 )
 
 // Mode says where ndiro keeps its data and who signs people in.
@@ -90,6 +84,14 @@ type Config struct {
 	// meals and a share link at start (NDIRO_DEMO=1; local mode only).
 	Demo bool
 
+	// Storage bounds every DynamoDB and S3 call (NDIRO_STORAGE_*).
+	Storage Storage
+	// OrphanGrace is how old a photo object or a meal's last change must
+	// be before the admin monitor's orphan check counts it
+	// (NDIRO_ORPHAN_GRACE, default DefaultOrphanGrace): younger ones may
+	// be half-way through a write.
+	OrphanGrace time.Duration
+
 	// AWS mode only.
 	Region string // AWS_REGION
 	Bucket string // NDIRO_BUCKET
@@ -106,156 +108,71 @@ type Config struct {
 	OIDCClientSecret string
 }
 
+// Storage is how long one DynamoDB or S3 call may take and how often it
+// is tried (NDIRO_STORAGE_*; package storage applies it to the clients).
+// A budget covers the whole call: every attempt, the backoff between
+// them and, for GetObject, reading the body. Each attempt gets at most
+// the budget divided by Attempts, so a connection that stalls once is
+// tried again within the budget.
+type Storage struct {
+	// Item is the budget of a call on one item or one object's metadata:
+	// GetItem, PutItem, UpdateItem, DeleteItem, DescribeTable,
+	// HeadObject, HeadBucket, DeleteObject (NDIRO_STORAGE_ITEM_TIMEOUT).
+	Item time.Duration
+	// Query is the budget of a call on many items or keys: Query, Scan,
+	// the batch and transaction calls, ListObjectsV2, DeleteObjects
+	// (NDIRO_STORAGE_QUERY_TIMEOUT).
+	Query time.Duration
+	// Transfer is the budget of a call moving an object's bytes:
+	// GetObject (the body read included), PutObject, CopyObject
+	// (NDIRO_STORAGE_TRANSFER_TIMEOUT).
+	Transfer time.Duration
+	// Attempts is how many times a call is tried before it fails, 1 to
+	// 10 (NDIRO_STORAGE_ATTEMPTS).
+	Attempts int
+	// MaxBackoff caps the SDK's exponential backoff with jitter before a
+	// retry (NDIRO_STORAGE_MAX_BACKOFF).
+	MaxBackoff time.Duration
+}
+
+// DefaultStorage is Storage when no NDIRO_STORAGE_ variable is set: a
+// stalled DynamoDB fails a point read in 4 s and a month page's Query in
+// 10 s, a stalled S3 an upload in 30 s.
+var DefaultStorage = Storage{Item: 4 * time.Second, Query: 10 * time.Second, Transfer: 30 * time.Second, Attempts: 3, MaxBackoff: 500 * time.Millisecond}
+
+// DefaultOrphanGrace is NDIRO_ORPHAN_GRACE when unset: an hour, far
+// longer than any write takes.
+const DefaultOrphanGrace = time.Hour
+
 // Load reads the configuration through getenv (os.Getenv in production, a
-// map in tests). It returns an error naming the variable for every value
-// that is malformed, or missing in AWS mode.
+// map in tests): each row of options in turn, then the rules across them.
+// It returns one error listing every problem, each naming its variable:
+// a value that is malformed, or missing in AWS mode.
 func Load(getenv func(string) string) (Config, error) {
-	get := func(key, def string) string {
-		if v := strings.TrimSpace(getenv(key)); v != "" {
-			return v
-		}
-		return def
-	}
-	c := Config{
-		Mode:        Mode(get("NDIRO_MODE", string(ModeLocal))),
-		Addr:        get("NDIRO_ADDR", "127.0.0.1:8080"),
-		DataDir:     get("NDIRO_DATA_DIR", "./var"),
-		TablePrefix: get("NDIRO_TABLE_PREFIX", "ndiro-"),
-		BaseURL:     strings.TrimRight(get("NDIRO_BASE_URL", ""), "/"),
-		Region:      get("AWS_REGION", ""),
-		Bucket:      get("NDIRO_BUCKET", ""),
-		OIDCIssuer:  get("NDIRO_OIDC_ISSUER", DefaultOIDCIssuer),
-		OIDCName:    get("NDIRO_OIDC_NAME", DefaultOIDCName),
-	}
-	// The NDIRO_OIDC_ names win over the Google ones; a pair is never mixed
-	// from both, which would fail only at the first sign-in.
-	idVar, secretVar := "NDIRO_OIDC_CLIENT_ID", "NDIRO_OIDC_CLIENT_SECRET"
-	c.OIDCClientID, c.OIDCClientSecret = get(idVar, ""), get(secretVar, "")
-	if c.OIDCClientID == "" && c.OIDCClientSecret == "" {
-		idVar, secretVar = "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"
-		c.OIDCClientID, c.OIDCClientSecret = get(idVar, ""), get(secretVar, "")
-	}
+	get := func(key string) string { return strings.TrimSpace(getenv(key)) }
+	var c Config
 	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-
-	switch c.Mode {
-	case ModeLocal, ModeAWS:
-	default:
-		bad("NDIRO_MODE must be %q or %q, not %q", ModeLocal, ModeAWS, c.Mode)
-	}
-	if _, port, err := net.SplitHostPort(c.Addr); err != nil {
-		bad("NDIRO_ADDR must be host:port like 127.0.0.1:8080: %v", err)
-	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		bad("NDIRO_ADDR port must be a number from 0 to 65535, not %q", port)
-	}
-	if !validPrefix(c.TablePrefix) {
-		bad("NDIRO_TABLE_PREFIX may hold only letters, digits, '-', '_' and '.', at most 200 characters, not %q", c.TablePrefix)
-	}
-	if c.BaseURL != "" {
-		u, err := url.Parse(c.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" ||
-			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(c.BaseURL, "#") {
-			bad("NDIRO_BASE_URL must be an origin like https://ndiro.example.org, not %q", c.BaseURL)
+	add := func(err error) {
+		if err == nil {
+			return
 		}
-	}
-
-	if !validIssuer(c.OIDCIssuer) {
-		bad("NDIRO_OIDC_ISSUER must be an https URL like %s, with no query (plain http only on a loopback host), not %q", DefaultOIDCIssuer, c.OIDCIssuer)
-	}
-	if n := utf8.RuneCountInString(c.OIDCName); n > 40 || strings.IndexFunc(c.OIDCName, unicode.IsControl) >= 0 {
-		bad("NDIRO_OIDC_NAME must be at most 40 characters on one line, like \"Google\" or \"Keycloak\", not %q", c.OIDCName)
-	}
-
-	c.PhotoCacheBytes = DefaultPhotoCacheBytes
-	if v := get("NDIRO_PHOTO_CACHE_BYTES", ""); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 || n > MaxPhotoCacheBytes {
-			bad("NDIRO_PHOTO_CACHE_BYTES must be a whole number of bytes from 0 to %d (1 TiB), not %q", int64(MaxPhotoCacheBytes), v)
-		}
-		c.PhotoCacheBytes = n
-	}
-
-	if v := get("NDIRO_DECODE_BUDGET_BYTES", ""); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 16<<20 {
-			bad("NDIRO_DECODE_BUDGET_BYTES must be a whole number of bytes, at least 16777216 (16 MiB), not %q", v)
-		}
-		c.DecodeBudget = n
-	}
-	if v := get("NDIRO_UPLOAD_WAIT", ""); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			bad("NDIRO_UPLOAD_WAIT must be a duration like 30s, not %q", v)
-		}
-		c.UploadWait = d
-	}
-
-	if h := get("NDIRO_TRUSTED_PROXY_HEADER", ""); h != "" {
-		switch canon := textproto.CanonicalMIMEHeaderKey(h); {
-		case !validHeaderName(h):
-			bad("NDIRO_TRUSTED_PROXY_HEADER must be a header name like X-Forwarded-For, not %q", h)
-		case canon == "Forwarded":
-			bad("NDIRO_TRUSTED_PROXY_HEADER: the Forwarded header's for= syntax is not supported; have the proxy set X-Forwarded-For or X-Real-IP")
-		case canon == "Host" || canon == "Cookie" || canon == "Authorization" || canon == "User-Agent" || canon == "Referer":
-			bad("NDIRO_TRUSTED_PROXY_HEADER cannot be %s, which no proxy uses for the client address", canon)
-		default:
-			c.TrustedProxyHeader = canon
-		}
-	}
-
-	switch v := get("NDIRO_DEMO", ""); {
-	case v == "" || v == "0":
-	case v != "1":
-		bad("NDIRO_DEMO must be 1 (or unset), not %q", v)
-	case c.Mode != ModeLocal:
-		bad("NDIRO_DEMO works only in local mode (NDIRO_MODE=local)")
-	default:
-		c.Demo = true
-	}
-
-	admins := get("ADMIN_EMAILS", "")
-	if admins == "" && c.Mode == ModeLocal {
-		admins = "admin@example.com"
-	}
-	invalidAdmin := false
-	for _, e := range strings.Split(admins, ",") {
-		e = email.Normalize(e)
-		if e == "" {
-			continue
-		}
-		if !email.Valid(e) {
-			invalidAdmin = true
-			bad("ADMIN_EMAILS holds %q, which is not an email address", e)
-			continue
-		}
-		c.AdminEmails = append(c.AdminEmails, e)
-	}
-
-	if c.Mode == ModeLocal && len(c.AdminEmails) == 0 && !invalidAdmin {
-		bad("ADMIN_EMAILS holds no email address (%q); give at least one, like admin@example.com, or leave it unset in local mode", admins)
-	}
-
-	if c.Mode == ModeAWS {
-		if c.OIDCClientID == "" && c.OIDCClientSecret == "" {
-			bad("NDIRO_OIDC_CLIENT_ID and NDIRO_OIDC_CLIENT_SECRET (or GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET) are required when NDIRO_MODE=aws")
-		} else if c.OIDCClientID == "" {
-			bad("%s is required when %s is set", idVar, secretVar)
-		} else if c.OIDCClientSecret == "" {
-			bad("%s is required when %s is set", secretVar, idVar)
-		}
-		for _, req := range []struct{ key, val string }{
-			{"AWS_REGION", c.Region},
-			{"NDIRO_BUCKET", c.Bucket},
-			{"NDIRO_BASE_URL", c.BaseURL},
-			{"ADMIN_EMAILS", strings.Join(c.AdminEmails, ",")},
-		} {
-			if req.val == "" {
-				bad("%s is required when NDIRO_MODE=aws", req.key)
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				problems = append(problems, e.Error())
 			}
+			return
 		}
-		if strings.HasPrefix(c.BaseURL, "http://") {
-			bad("NDIRO_BASE_URL must use https when NDIRO_MODE=aws, not %q", c.BaseURL)
+		problems = append(problems, err.Error())
+	}
+	for _, o := range options {
+		v := get(o.env)
+		if v == "" {
+			v = o.def
 		}
+		add(o.parse(&c, v))
+	}
+	for _, r := range rules {
+		add(r(&c, get))
 	}
 	if len(problems) > 0 {
 		return Config{}, fmt.Errorf("config: %s", strings.Join(problems, "; "))

@@ -24,6 +24,8 @@ func TestLoadDefaultsAreLocalMode(t *testing.T) {
 		AdminEmails:     []string{"admin@example.com"},
 		OIDCIssuer:      "https://accounts.google.com",
 		OIDCName:        "Google",
+		Storage:         Storage{Item: 4 * time.Second, Query: 10 * time.Second, Transfer: 30 * time.Second, Attempts: 3, MaxBackoff: 500 * time.Millisecond},
+		OrphanGrace:     time.Hour,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Load(empty) mismatch (-want +got):\n%s", d)

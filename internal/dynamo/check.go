@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"ndiro/internal/storage"
 )
 
 // CheckTables describes every table of tables and returns one error line
@@ -16,10 +18,18 @@ import (
 // definition here (partition key, sort key, both strings). AWS mode runs it
 // at start, so a wrong prefix or a drifted table stops ndiro at once with a
 // message naming the resource, instead of failing on a user's request.
+// If DynamoDB does not answer (storage.ErrUnavailable, within the item
+// budget of the client's storage.Bounds) it stops at the first table and
+// returns that error.
 func CheckTables(ctx context.Context, db *dynamodb.Client, tables Tables) error {
 	var problems []string
 	for _, t := range tables.All() {
-		if p := checkTable(ctx, db, t); p != "" {
+		p, err := checkTable(ctx, db, t)
+		if err != nil {
+			// DynamoDB did not answer: the other tables would wait as long.
+			return err
+		}
+		if p != "" {
 			problems = append(problems, p)
 		}
 	}
@@ -29,18 +39,23 @@ func CheckTables(ctx context.Context, db *dynamodb.Client, tables Tables) error 
 	return nil
 }
 
-func checkTable(ctx context.Context, db *dynamodb.Client, t Table) string {
+// checkTable returns what is wrong with table t ("" for nothing), or an
+// error wrapping storage.ErrUnavailable if DynamoDB did not answer.
+func checkTable(ctx context.Context, db *dynamodb.Client, t Table) (string, error) {
 	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.Name)})
 	var nf *types.ResourceNotFoundException
 	if errors.As(err, &nf) {
-		return fmt.Sprintf("dynamodb table %s: does not exist (create it with deploy/terraform, or check NDIRO_TABLE_PREFIX and AWS_REGION)", t.Name)
+		return fmt.Sprintf("dynamodb table %s: does not exist (create it with deploy/terraform, or check NDIRO_TABLE_PREFIX and AWS_REGION)", t.Name), nil
+	}
+	if errors.Is(err, storage.ErrUnavailable) {
+		return "", fmt.Errorf("dynamodb table %s: %w", t.Name, err)
 	}
 	if err != nil {
-		return fmt.Sprintf("dynamodb table %s: cannot describe it: %v", t.Name, err)
+		return fmt.Sprintf("dynamodb table %s: cannot describe it: %v", t.Name, err), nil
 	}
 	d := out.Table
 	if s := d.TableStatus; s != "" && s != types.TableStatusActive && s != types.TableStatusUpdating {
-		return fmt.Sprintf("dynamodb table %s: status %s, want ACTIVE", t.Name, s)
+		return fmt.Sprintf("dynamodb table %s: status %s, want ACTIVE", t.Name, s), nil
 	}
 	attrTypes := map[string]types.ScalarAttributeType{}
 	for _, a := range d.AttributeDefinitions {
@@ -73,10 +88,10 @@ func checkTable(ctx context.Context, db *dynamodb.Client, t Table) string {
 	// minidyn describes no attribute definitions; DynamoDB always does.
 	isS := func(name string) bool { t, ok := attrTypes[name]; return !ok || t == types.ScalarAttributeTypeS }
 	if hash != t.PartitionKey || !isS(hash) {
-		return fmt.Sprintf("dynamodb table %s: partition key is %s, want %s", t.Name, got(hash), want(t.PartitionKey))
+		return fmt.Sprintf("dynamodb table %s: partition key is %s, want %s", t.Name, got(hash), want(t.PartitionKey)), nil
 	}
 	if rng != t.SortKey || (rng != "" && !isS(rng)) {
-		return fmt.Sprintf("dynamodb table %s: sort key is %s, want %s", t.Name, got(rng), want(t.SortKey))
+		return fmt.Sprintf("dynamodb table %s: sort key is %s, want %s", t.Name, got(rng), want(t.SortKey)), nil
 	}
-	return ""
+	return "", nil
 }

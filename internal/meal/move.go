@@ -28,7 +28,7 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		return nil, err
 	}
 	if err := w.rows.Create(ctx, &moved); err != nil {
-		if moved.HasPhoto() {
+		if moved.HasPhoto() && !unanswered(err) {
 			w.drop(ctx, cur.UserID, moved.PhotoKeys())
 		}
 		return nil, err

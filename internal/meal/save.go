@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"ndiro/internal/photo"
+	"ndiro/internal/storage"
 )
 
 // The stores a meal write spans, as small interfaces naming only what a
@@ -169,7 +170,7 @@ func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version)
 		}
 	}
 	if err := w.rows.Create(ctx, m); err != nil {
-		if u.present() {
+		if u.present() && !unanswered(err) {
 			w.drop(ctx, m.UserID, m.PhotoKeys())
 		}
 		return err
@@ -178,6 +179,12 @@ func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version)
 	w.made(m)
 	return nil
 }
+
+// unanswered reports whether a row write failed without an answer
+// (storage.ErrUnavailable): DynamoDB may have applied it all the same, so
+// the photo objects the row names stay. At worst they are objects no row
+// names, which the orphan check finds; never a row whose photo is gone.
+func unanswered(err error) bool { return errors.Is(err, storage.ErrUnavailable) }
 
 // change describes an edit: the new fields, the new date and time (which
 // may move the meal), and what happens to the photo.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"ndiro/internal/photo"
+	"ndiro/internal/storage"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
@@ -68,6 +69,8 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		// The kept photo went between the check and its copy into place
 		// (the same form sent twice): nothing was saved.
 		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == ""})
+	} else if errors.Is(err, storage.ErrUnavailable) {
+		return h.unavailable(w, r, err, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == ""}, &up)
 	} else if err != nil {
 		return err
 	}
@@ -166,7 +169,8 @@ func (h *Handler) readEdit(w http.ResponseWriter, r *http.Request, cur *Meal, f 
 // notSaved answers an edit of cur that the writer refused with err: the
 // form again for a kept photo gone meanwhile (422) or a meal another
 // window changed (409, with the latest version, and a note if the new
-// photo was saved all the same), the page for a meal gone meanwhile.
+// photo was saved all the same), the page for a meal gone meanwhile, the
+// form again (503) when storage did not answer.
 func (h *Handler) notSaved(w http.ResponseWriter, r *http.Request, cur *Meal, f Form, up upload, err error) error {
 	var changed *changedError
 	switch {
@@ -180,6 +184,8 @@ func (h *Handler) notSaved(w http.ResponseWriter, r *http.Request, cur *Meal, f 
 		return h.conflict(w, r, changed.latest, f, up, "")
 	case errors.Is(err, ErrNotFound):
 		return h.gone(w, r, mustDate(cur.Date), &f)
+	case errors.Is(err, storage.ErrUnavailable):
+		return h.unavailable(w, r, err, h.editPage(cur, f, ""), &up)
 	}
 	return err
 }

@@ -204,7 +204,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	}
 	monitor := admin.NewMonitor(admin.MonitorDeps{
 		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache, HEIC: heic.Status,
-		Clock: b.clock(now), Mode: string(cfg.Mode), Log: log,
+		Clock: b.clock(now), Mode: string(cfg.Mode), Grace: cfg.OrphanGrace, Log: log,
 	})
 	deleter := account.NewDeleter(account.DeleterDeps{
 		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites,

@@ -1,10 +1,22 @@
-// Package storage names the one failure every backend shares and every
-// caller must tell from the rest: storage that refuses writes because its
-// disk is full (or otherwise cannot be written). Local mode's in-process
-// DynamoDB and S3 answer such a write with an API error of their own code
-// (FullCode, FailedCode) that the SDKs do not retry; Refused recognises it,
-// or the sentinels, anywhere in an error chain. It is plumbing: it knows no
-// concept.
+// Package storage names the two failures every backend shares and every
+// caller must tell from the rest, and bounds every call so that the
+// second one is found out in time.
+//
+// Storage that refuses writes because its disk is full (or otherwise
+// cannot be written): local mode's in-process DynamoDB and S3 answer such
+// a write with an API error of their own code (FullCode, FailedCode) that
+// the SDKs do not retry; Refused recognises it, or the sentinels, anywhere
+// in an error chain.
+//
+// Storage that does not answer: Bounds puts a time budget per kind of
+// call (config.Storage) on the DynamoDB and S3 clients main and apptest
+// build, gives each attempt a share of it, holds the SDK's retryer to a
+// number of attempts and a longest backoff, and turns a call that got no
+// answer in time into ErrUnavailable, which the web adapter answers with a
+// 503 page. A kind of call that stalls is logged at WARN, at most once a
+// minute per service and kind.
+//
+// It is plumbing: it knows no concept.
 package storage
 
 import (

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
+
+	"ndiro/internal/storage"
 )
 
 // Viewer is who is looking at a page, as the layout needs it. The zero value
@@ -273,10 +275,15 @@ func (w *trackingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 
 // clientGone reports whether err comes from the client having gone away:
 // the request's context ended with it, or writing to the connection
-// failed because the peer closed it (broken pipe, connection reset).
+// failed because the peer closed it (broken pipe, connection reset). A
+// storage call that got no answer is never that, whatever reset its
+// own connection.
 func clientGone(r *http.Request, err error) bool {
 	if ctxErr := r.Context().Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		return true
+	}
+	if errors.Is(err, storage.ErrUnavailable) {
+		return false // a reset on a backend's connection, not the client's
 	}
 	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
@@ -290,7 +297,11 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	e, ok := AsError(err)
-	if !ok {
+	switch {
+	case ok:
+	case errors.Is(err, storage.ErrUnavailable):
+		e = Unavailable(w, r, err)
+	default:
 		e = storageRefused(w, err)
 	}
 	if e == nil {
@@ -300,13 +311,17 @@ func (p *Pages) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Err != nil {
 		attrs = append(attrs, "err", e.Err)
 	}
-	if e.Status == http.StatusInsufficientStorage {
+	switch {
+	case errors.Is(e.Err, storage.ErrUnavailable):
+		// Not a line per request: the access log has the 503, and
+		// package storage logs the stall once a minute per kind.
+	case e.Status == http.StatusInsufficientStorage:
 		// The backends logged the failure itself, once; each refusal is
 		// a warning, not a new failure.
 		p.log.Warn("request refused: storage cannot take writes", attrs...)
-	} else if e.Status >= 500 {
+	case e.Status >= 500:
 		p.log.Error("request failed", attrs...)
-	} else if e.Err != nil {
+	case e.Err != nil:
 		p.log.Info("request refused", attrs...)
 	}
 	title := e.Title

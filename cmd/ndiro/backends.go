@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"ndiro/internal/auth"
+	"ndiro/internal/config"
+	"ndiro/internal/dynamo"
+	"ndiro/internal/localenv"
+	"ndiro/internal/meal"
+	"ndiro/internal/photo"
+	"ndiro/internal/server"
+	"ndiro/internal/storage"
+)
+
+// localBucket is the S3 bucket local mode keeps photos in.
+const localBucket = "ndiro-photos"
+
+// backends opens the clients the app runs on: AWS (checked at start) or
+// local mode's in-process ones. Either way every call they make is
+// bounded by NDIRO_STORAGE_* (package storage).
+func (m *Main) backends(ctx context.Context) (server.Backends, error) {
+	tables := dynamo.NewTables(m.cfg.TablePrefix)
+	bounds := storage.New(m.cfg.Storage, m.log, time.Now)
+	if m.cfg.Mode == config.ModeAWS {
+		return m.awsBackends(ctx, tables, bounds)
+	}
+	return m.localBackends(ctx, tables, bounds)
+}
+
+// localBackends starts local mode's DynamoDB, S3 and sign-in stand-in on
+// NDIRO_DATA_DIR, repairs what a crash between a photo and its meal left,
+// and sweeps expired pending uploads.
+func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *storage.Bounds) (server.Backends, error) {
+	env, err := localenv.Start(ctx, localenv.Options{
+		DataDir: m.cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: m.log,
+		DynamoOptions: []func(*dynamodb.Options){bounds.DynamoDB},
+		S3Options:     []func(*s3.Options){bounds.S3},
+	})
+	if err != nil {
+		return server.Backends{}, err
+	}
+	m.onClose(func() {
+		if err := env.Close(); err != nil {
+			m.log.Error("local backends did not stop cleanly", "err", err)
+		}
+	})
+	photos := photo.NewStore(env.S3, localBucket)
+	m.repairPhotos(ctx, meal.NewStore(env.DynamoDB, tables.Meals.Name), photos)
+	// Uploads kept for a form being corrected live a day; in AWS a
+	// lifecycle rule expires them (deploy/terraform), here this does.
+	if n, err := photos.SweepPending(ctx, time.Now()); err != nil {
+		m.log.Error("pending uploads not swept", "err", err)
+	} else if n > 0 {
+		m.log.Info("pending uploads swept", "objects", n)
+	}
+	return server.Backends{
+		DynamoDB: env.DynamoDB, S3: env.S3, Bucket: localBucket, Tables: tables,
+		WriteHealth: env.WriteHealth, // a full disk: writes refused early (507)
+		Provider: auth.Provider{
+			Issuer:       env.OIDC.Issuer(),
+			ClientID:     env.OIDC.ClientID,
+			ClientSecret: env.OIDC.ClientSecret,
+			RedirectURL:  m.cfg.BaseURL + "/auth/callback",
+			HTTPClient:   localenv.HTTPClient(),
+		},
+	}, nil
+}
+
+// repairPhotos removes the objects a crash between a photo's objects and
+// its meal row left without a row, and clears any photo whose objects
+// are gone, before serving; it logs counts, the deleted objects' keys,
+// the cleared meals as user ID and sort key (never an email), and the
+// keys of objects written outside ndiro, which it leaves.
+func (m *Main) repairPhotos(ctx context.Context, meals *meal.Store, photos *photo.Store) {
+	r, err := meal.RepairPhotos(ctx, meals, photos)
+	if err != nil {
+		m.log.Error("photo check failed", "err", err)
+		return
+	}
+	if r.Clean() {
+		m.log.Info("photo check found meals and photos agreeing", "meals", r.Meals, "objects", r.Objects)
+		return
+	}
+	cleared := make([]string, len(r.Missing))
+	for i, mm := range r.Missing {
+		cleared[i] = mm.UserID + " " + mm.SK
+	}
+	m.log.Warn("photo check repaired meals and photos", "meals", r.Meals, "objects", r.Objects,
+		"orphans_deleted", len(r.Orphans), "orphan_keys", r.Orphans,
+		"photos_cleared", len(r.Missing), "cleared_meals", cleared, "foreign_keys", r.Foreign)
+}
+
+// awsBackends builds the SDK clients from the AWS environment (region,
+// credentials, AWS_ENDPOINT_URL_* for compatible servers) and checks that
+// the tables and the bucket are there; a backend that does not answer
+// within its budget stops start-up with a message naming it.
+func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *storage.Bounds) (server.Backends, error) {
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(m.cfg.Region))
+	if err != nil {
+		return server.Backends{}, fmt.Errorf("aws config: %w", err)
+	}
+	compatible := func(service string) bool {
+		return m.getenv("AWS_ENDPOINT_URL") != "" || m.getenv("AWS_ENDPOINT_URL_"+service) != ""
+	}
+	b := server.Backends{Bucket: m.cfg.Bucket, Tables: tables}
+	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		// DynamoDB-compatible servers may send no x-amz-crc32.
+		o.DisableValidateResponseChecksum = compatible("DYNAMODB")
+	}, bounds.DynamoDB)
+	b.S3 = s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if compatible("S3") {
+			// An S3-compatible server: path-style addressing, and no
+			// aws-chunked uploads, which some store verbatim.
+			o.UsePathStyle = true
+			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		}
+	}, bounds.S3)
+	if err := dynamo.CheckTables(ctx, b.DynamoDB, tables); err != nil {
+		return server.Backends{}, startupFailed(err, "DynamoDB", "AWS_REGION or AWS_ENDPOINT_URL_DYNAMODB")
+	}
+	if err := photo.CheckBucket(ctx, b.S3, b.Bucket); err != nil {
+		return server.Backends{}, startupFailed(err, "S3", "AWS_REGION or AWS_ENDPOINT_URL_S3")
+	}
+	b.Provider = auth.Provider{
+		Issuer:       m.cfg.OIDCIssuer,
+		ClientID:     m.cfg.OIDCClientID,
+		ClientSecret: m.cfg.OIDCClientSecret,
+		RedirectURL:  m.cfg.BaseURL + "/auth/callback",
+	}
+	return b, nil
+}
+
+// startupFailed is the error of a failed start-up check: one naming the
+// backend (and the settings that point at it) when it did not answer
+// within its budget, else the check's own lines.
+func startupFailed(err error, backend, settings string) error {
+	if errors.Is(err, storage.ErrUnavailable) {
+		return fmt.Errorf("start-up check failed: %s did not answer (check %s, and that it is reachable from here):\n%w", backend, settings, err)
+	}
+	return fmt.Errorf("start-up check failed:\n%w", err)
+}

@@ -1,0 +1,365 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/textproto"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"ndiro/internal/email"
+)
+
+// option is one environment variable: its name, the value it has when
+// unset or blank, and the function that checks a value and stores it in
+// a Config. Parse functions see the value with surrounding spaces
+// trimmed, and the Config as filled by the options above them in the
+// table (so NDIRO_MODE comes first). An error names the variable and
+// says what a good value looks like; several problems with one value
+// are joined (errors.Join) and reported one by one.
+type option struct {
+	env   string
+	def   string
+	parse func(c *Config, v string) error
+}
+
+// options is every single-variable setting, in the order Load reads
+// them. A new setting is a row here, a parse function below (with its
+// test in options_test.go) and a row in README.md's settings table
+// (TestREADMEListsEveryOption).
+var options = []option{
+	{"NDIRO_MODE", string(ModeLocal), parseMode},
+	{"NDIRO_ADDR", "127.0.0.1:8080", parseAddr},
+	{"NDIRO_DATA_DIR", "./var", parseDataDir},
+	{"NDIRO_TABLE_PREFIX", "ndiro-", parseTablePrefix},
+	{"NDIRO_BASE_URL", "", parseBaseURL},
+	{"AWS_REGION", "", parseRegion},
+	{"NDIRO_BUCKET", "", parseBucket},
+	{"NDIRO_OIDC_ISSUER", DefaultOIDCIssuer, parseOIDCIssuer},
+	{"NDIRO_OIDC_NAME", DefaultOIDCName, parseOIDCName},
+	{"NDIRO_PHOTO_CACHE_BYTES", strconv.Itoa(DefaultPhotoCacheBytes), parsePhotoCacheBytes},
+	{"NDIRO_DECODE_BUDGET_BYTES", "", parseDecodeBudget},
+	{"NDIRO_UPLOAD_WAIT", "", parseUploadWait},
+	{"NDIRO_TRUSTED_PROXY_HEADER", "", parseTrustedProxyHeader},
+	{"NDIRO_DEMO", "", parseDemo},
+	{"ADMIN_EMAILS", "", parseAdminEmails},
+	{"NDIRO_STORAGE_ITEM_TIMEOUT", DefaultStorage.Item.String(), parseStorageItem},
+	{"NDIRO_STORAGE_QUERY_TIMEOUT", DefaultStorage.Query.String(), parseStorageQuery},
+	{"NDIRO_STORAGE_TRANSFER_TIMEOUT", DefaultStorage.Transfer.String(), parseStorageTransfer},
+	{"NDIRO_STORAGE_ATTEMPTS", strconv.Itoa(DefaultStorage.Attempts), parseStorageAttempts},
+	{"NDIRO_STORAGE_MAX_BACKOFF", DefaultStorage.MaxBackoff.String(), parseStorageMaxBackoff},
+	{"NDIRO_ORPHAN_GRACE", DefaultOrphanGrace.String(), parseOrphanGrace},
+}
+
+// rule is a check that spans several variables or the whole
+// configuration; it runs after every option has been parsed. getenv
+// returns a variable's trimmed value ("" when unset).
+type rule func(c *Config, getenv func(string) string) error
+
+// rules run in this order after the options.
+var rules = []rule{
+	oidcClient,
+	awsRequired,
+	orphanGrace,
+}
+
+func parseMode(c *Config, v string) error {
+	c.Mode = Mode(v)
+	switch c.Mode {
+	case ModeLocal, ModeAWS:
+		return nil
+	}
+	return fmt.Errorf("NDIRO_MODE must be %q or %q, not %q", ModeLocal, ModeAWS, v)
+}
+
+func parseAddr(c *Config, v string) error {
+	c.Addr = v
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Errorf("NDIRO_ADDR must be host:port like 127.0.0.1:8080: %v", err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("NDIRO_ADDR port must be a number from 0 to 65535, not %q", port)
+	}
+	return nil
+}
+
+func parseDataDir(c *Config, v string) error {
+	c.DataDir = v
+	return nil
+}
+
+func parseTablePrefix(c *Config, v string) error {
+	c.TablePrefix = v
+	if !validPrefix(v) {
+		return fmt.Errorf("NDIRO_TABLE_PREFIX may hold only letters, digits, '-', '_' and '.', at most 200 characters, not %q", v)
+	}
+	return nil
+}
+
+// parseBaseURL takes an origin: scheme http or https, a host, nothing
+// after it but trailing slashes (dropped). AWS mode's https requirement
+// is awsRequired's.
+func parseBaseURL(c *Config, v string) error {
+	c.BaseURL = strings.TrimRight(v, "/")
+	if c.BaseURL == "" {
+		return nil
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(c.BaseURL, "#") {
+		return fmt.Errorf("NDIRO_BASE_URL must be an origin like https://ndiro.example.org, not %q", c.BaseURL)
+	}
+	return nil
+}
+
+func parseRegion(c *Config, v string) error {
+	c.Region = v
+	return nil
+}
+
+func parseBucket(c *Config, v string) error {
+	c.Bucket = v
+	return nil
+}
+
+func parseOIDCIssuer(c *Config, v string) error {
+	c.OIDCIssuer = v
+	if !validIssuer(v) {
+		return fmt.Errorf("NDIRO_OIDC_ISSUER must be an https URL like %s, with no query (plain http only on a loopback host), not %q", DefaultOIDCIssuer, v)
+	}
+	return nil
+}
+
+func parseOIDCName(c *Config, v string) error {
+	c.OIDCName = v
+	if utf8.RuneCountInString(v) > 40 || strings.IndexFunc(v, unicode.IsControl) >= 0 {
+		return fmt.Errorf("NDIRO_OIDC_NAME must be at most 40 characters on one line, like \"Google\" or \"Keycloak\", not %q", v)
+	}
+	return nil
+}
+
+func parsePhotoCacheBytes(c *Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > MaxPhotoCacheBytes {
+		return fmt.Errorf("NDIRO_PHOTO_CACHE_BYTES must be a whole number of bytes from 0 to %d (1 TiB), not %q", int64(MaxPhotoCacheBytes), v)
+	}
+	c.PhotoCacheBytes = n
+	return nil
+}
+
+// minDecodeBudget is the smallest NDIRO_DECODE_BUDGET_BYTES: 16 MiB.
+const minDecodeBudget = 16 << 20
+
+func parseDecodeBudget(c *Config, v string) error {
+	if v == "" {
+		return nil // the pipeline's default
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < minDecodeBudget {
+		return fmt.Errorf("NDIRO_DECODE_BUDGET_BYTES must be a whole number of bytes, at least %d (16 MiB), not %q", minDecodeBudget, v)
+	}
+	c.DecodeBudget = n
+	return nil
+}
+
+func parseUploadWait(c *Config, v string) error {
+	if v == "" {
+		return nil // the pipeline's default
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("NDIRO_UPLOAD_WAIT must be a duration like 30s, not %q", v)
+	}
+	c.UploadWait = d
+	return nil
+}
+
+// parseTrustedProxyHeader takes a header name a proxy sets with the
+// client's address, stored in canonical form. Forwarded is refused (its
+// for= syntax is not read), and so are headers that carry something
+// else.
+func parseTrustedProxyHeader(c *Config, v string) error {
+	if v == "" {
+		return nil
+	}
+	switch canon := textproto.CanonicalMIMEHeaderKey(v); {
+	case !validHeaderName(v):
+		return fmt.Errorf("NDIRO_TRUSTED_PROXY_HEADER must be a header name like X-Forwarded-For, not %q", v)
+	case canon == "Forwarded":
+		return errors.New("NDIRO_TRUSTED_PROXY_HEADER: the Forwarded header's for= syntax is not supported; have the proxy set X-Forwarded-For or X-Real-IP")
+	case canon == "Host" || canon == "Cookie" || canon == "Authorization" || canon == "User-Agent" || canon == "Referer":
+		return fmt.Errorf("NDIRO_TRUSTED_PROXY_HEADER cannot be %s, which no proxy uses for the client address", canon)
+	default:
+		c.TrustedProxyHeader = canon
+		return nil
+	}
+}
+
+func parseDemo(c *Config, v string) error {
+	switch {
+	case v == "" || v == "0":
+		return nil
+	case v != "1":
+		return fmt.Errorf("NDIRO_DEMO must be 1 (or unset), not %q", v)
+	case c.Mode != ModeLocal:
+		return errors.New("NDIRO_DEMO works only in local mode (NDIRO_MODE=local)")
+	}
+	c.Demo = true
+	return nil
+}
+
+// localAdmin is ADMIN_EMAILS in local mode when it is unset.
+const localAdmin = "admin@example.com"
+
+// parseAdminEmails takes comma-separated addresses, normalised
+// (email.Normalize); blank entries are skipped, each invalid one is a
+// problem of its own. Local mode needs at least one and has localAdmin
+// when the variable is unset; AWS mode's requirement is awsRequired's.
+func parseAdminEmails(c *Config, v string) error {
+	if v == "" && c.Mode == ModeLocal {
+		v = localAdmin
+	}
+	var errs []error
+	for _, e := range strings.Split(v, ",") {
+		e = email.Normalize(e)
+		if e == "" {
+			continue
+		}
+		if !email.Valid(e) {
+			errs = append(errs, fmt.Errorf("ADMIN_EMAILS holds %q, which is not an email address", e))
+			continue
+		}
+		c.AdminEmails = append(c.AdminEmails, e)
+	}
+	if c.Mode == ModeLocal && len(c.AdminEmails) == 0 && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("ADMIN_EMAILS holds no email address (%q); give at least one, like %s, or leave it unset in local mode", v, localAdmin))
+	}
+	return errors.Join(errs...)
+}
+
+// oidcClient takes the client ID and secret as one pair:
+// NDIRO_OIDC_CLIENT_ID and NDIRO_OIDC_CLIENT_SECRET if either is set,
+// else GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET, never one from each,
+// which would fail only at the first sign-in. AWS mode needs a whole
+// pair.
+func oidcClient(c *Config, getenv func(string) string) error {
+	idVar, secretVar := "NDIRO_OIDC_CLIENT_ID", "NDIRO_OIDC_CLIENT_SECRET"
+	c.OIDCClientID, c.OIDCClientSecret = getenv(idVar), getenv(secretVar)
+	if c.OIDCClientID == "" && c.OIDCClientSecret == "" {
+		idVar, secretVar = "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"
+		c.OIDCClientID, c.OIDCClientSecret = getenv(idVar), getenv(secretVar)
+	}
+	if c.Mode != ModeAWS {
+		return nil
+	}
+	switch {
+	case c.OIDCClientID == "" && c.OIDCClientSecret == "":
+		return errors.New("NDIRO_OIDC_CLIENT_ID and NDIRO_OIDC_CLIENT_SECRET (or GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET) are required when NDIRO_MODE=aws")
+	case c.OIDCClientID == "":
+		return fmt.Errorf("%s is required when %s is set", idVar, secretVar)
+	case c.OIDCClientSecret == "":
+		return fmt.Errorf("%s is required when %s is set", secretVar, idVar)
+	}
+	return nil
+}
+
+// awsRequired names every setting AWS mode cannot do without, and
+// requires an https base URL there.
+func awsRequired(c *Config, _ func(string) string) error {
+	if c.Mode != ModeAWS {
+		return nil
+	}
+	var errs []error
+	for _, req := range []struct{ key, val string }{
+		{"AWS_REGION", c.Region},
+		{"NDIRO_BUCKET", c.Bucket},
+		{"NDIRO_BASE_URL", c.BaseURL},
+		{"ADMIN_EMAILS", strings.Join(c.AdminEmails, ",")},
+	} {
+		if req.val == "" {
+			errs = append(errs, fmt.Errorf("%s is required when NDIRO_MODE=aws", req.key))
+		}
+	}
+	if strings.HasPrefix(c.BaseURL, "http://") {
+		errs = append(errs, fmt.Errorf("NDIRO_BASE_URL must use https when NDIRO_MODE=aws, not %q", c.BaseURL))
+	}
+	return errors.Join(errs...)
+}
+
+// maxStorageBudget is the longest budget of a storage call: 10 minutes,
+// past which a person has long given up on the page.
+const maxStorageBudget = 10 * time.Minute
+
+// parseBudget reads a storage call budget, from 1ms to maxStorageBudget.
+func parseBudget(env, v string, d *time.Duration) error {
+	n, err := time.ParseDuration(v)
+	if err != nil || n < time.Millisecond || n > maxStorageBudget {
+		return fmt.Errorf("%s must be a duration from 1ms to 10m like 5s, not %q", env, v)
+	}
+	*d = n
+	return nil
+}
+
+func parseStorageItem(c *Config, v string) error {
+	return parseBudget("NDIRO_STORAGE_ITEM_TIMEOUT", v, &c.Storage.Item)
+}
+
+func parseStorageQuery(c *Config, v string) error {
+	return parseBudget("NDIRO_STORAGE_QUERY_TIMEOUT", v, &c.Storage.Query)
+}
+
+func parseStorageTransfer(c *Config, v string) error {
+	return parseBudget("NDIRO_STORAGE_TRANSFER_TIMEOUT", v, &c.Storage.Transfer)
+}
+
+// maxStorageAttempts is the most NDIRO_STORAGE_ATTEMPTS: beyond it each
+// attempt's share of the budget is too short to be of use.
+const maxStorageAttempts = 10
+
+func parseStorageAttempts(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxStorageAttempts {
+		return fmt.Errorf("NDIRO_STORAGE_ATTEMPTS must be a whole number from 1 to %d, not %q", maxStorageAttempts, v)
+	}
+	c.Storage.Attempts = n
+	return nil
+}
+
+func parseStorageMaxBackoff(c *Config, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d > time.Minute {
+		return fmt.Errorf("NDIRO_STORAGE_MAX_BACKOFF must be a duration from 0s to 1m like 500ms, not %q", v)
+	}
+	c.Storage.MaxBackoff = d
+	return nil
+}
+
+// parseOrphanGrace takes a positive duration; orphanGrace checks it
+// against the storage budgets.
+func parseOrphanGrace(c *Config, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("NDIRO_ORPHAN_GRACE must be a duration like 1h, not %q", v)
+	}
+	c.OrphanGrace = d
+	return nil
+}
+
+// orphanGrace requires NDIRO_ORPHAN_GRACE to be at least twice the
+// longest a meal write can take between its photo objects and its row
+// (a transfer, a query and an item call, at their budgets): an object
+// younger than that may be on its way to its row, and the monitor's
+// clean-up would delete a photo a row is about to name.
+func orphanGrace(c *Config, _ func(string) string) error {
+	s := c.Storage
+	if min := 2 * (s.Item + s.Query + s.Transfer); c.OrphanGrace < min {
+		return fmt.Errorf("NDIRO_ORPHAN_GRACE must be at least %s (twice NDIRO_STORAGE_ITEM_TIMEOUT + NDIRO_STORAGE_QUERY_TIMEOUT + NDIRO_STORAGE_TRANSFER_TIMEOUT), not %s", min, c.OrphanGrace)
+	}
+	return nil
+}
