@@ -56,6 +56,11 @@ func makePhoneCopies(t *testing.T) []phoneCopy {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
+		n := 0
+		for _, b := range sized {
+			n += len(b)
+		}
+		t.Logf("%s: display %d B, thumbnail %d B; %d sized copies %d B", f, len(proc.Display), len(proc.Thumb), len(sized), n)
 		out = append(out, phoneCopy{proc: proc, sized: sized, full: full, legacy: photo.LegacySet,
 			dims: photo.Dims{W: proc.Width, H: proc.Height, TW: proc.ThumbWidth, TH: proc.ThumbHeight}})
 	}
