@@ -48,6 +48,7 @@ var slotRules = map[Slot][]sizeRule{
 	SlotDense:       {{"(min-width: 40rem)", "7.5rem"}, {"", "calc((100vw - 3.5rem) / 5)"}},
 	SlotStrip:       {{"(min-width: 80rem)", "10.8rem"}, {"(min-width: 64rem)", "calc((100vw - 5.2rem) / 7)"}, {"(min-width: 40rem)", "8.5rem"}, {"", "7.5rem"}},
 	SlotWeek:        {{"", "7rem"}},
+	SlotIcon:        {{"", "4.5rem"}},
 	SlotDetail:      {{"(min-width: 60rem)", "34.5rem"}, {"(min-width: 48rem)", "calc((100vw - 2.5rem) * 0.6)"}, {"", "calc(100vw - 1.5rem)"}},
 	SlotShareDetail: {{"(min-width: 80rem)", "46.5rem"}, {"(min-width: 48rem)", "calc((100vw - 2.5rem) * 0.6)"}, {"", "calc(100vw - 1.5rem)"}},
 }

@@ -10,6 +10,7 @@ import (
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
+	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/share"
 )
@@ -71,12 +72,18 @@ func TestBrowserSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := ms[40]
+	d, _ := meal.ParseDate(m.Date)
+	if err := app.Meals.AddComment(context.Background(), m.UserID, d, m.ID,
+		meal.Comment{ID: meal.NewCommentID(time.Now()), ShareID: share.ID(sh.Token), Label: sh.Label, Text: "Lovely", At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	pages := []struct{ name, path, sel string }{
 		{"month grid", "/meals?month=" + browserMonth, "ul.grid img"},
 		{"meal page", m.DetailURL(), ".detail-body img"},
 		{"day strip", "/s/" + sh.Token, "ul.strip img"},
 		{"week table", "/s/" + sh.Token + "/week?start=" + browserMonth + "-01", "table.week img"},
 		{"recipient's meal page", "/s/" + sh.Token + "/meals/" + m.Date + "/" + m.ID, ".detail-body img"},
+		{"link's comments", "/shares/" + sh.Token + "/comments", ".commented-meal img"},
 	}
 	ctx := browser(t)
 	signInBrowser(t, ctx, app, owner)
