@@ -40,7 +40,9 @@ func (h *Handler) RequireUser(next http.Handler) http.Handler {
 // the user ID from the stored bytes, without loading the session into
 // the manager or the request's context, and checks the row without
 // copying it (user.Store.Active) or putting it in a context, so the guard
-// allocates nothing. A session it ends is deleted from the store; it
+// allocates only the user ID it hands to fn, copied from the stored
+// bytes (one string, ~2 % of a cached photo's 304 in BenchmarkOwnerPhoto,
+// within the noise of 5 interleaved runs). A session it ends is deleted from the store; it
 // never writes a session or sets a cookie, so photos stay cacheable. A
 // store failure is returned, as fn's errors are.
 func (h *Handler) UserFromStore(fn func(w http.ResponseWriter, r *http.Request, uid string) error) func(http.ResponseWriter, *http.Request) error {

@@ -178,12 +178,13 @@ func photoMessage(err error) (string, bool) {
 // Photo serves the signed-in owner's photo /photo/{date}/{meal_id}?v=…
 // (&size=thumb) to uid, the signed-in user the guard found
 // (auth.Handler.UserFromStore, server.New); date and meal ID are the
-// route's URL parameters. The key is built from uid, so another owner's
+// route's path values (r.PathValue: the ServeMux pattern's wildcards).
+// The key is built from uid, so another owner's
 // date and meal ID name an object that does not exist: 404, even when
 // that photo is in the cache. It writes nothing before it returns an
 // error.
 func (h *Handler) Photo(w http.ResponseWriter, r *http.Request, uid string) error {
-	date, id := chi.URLParam(r, "date"), chi.URLParam(r, "meal_id")
+	date, id := r.PathValue("date"), r.PathValue("meal_id")
 	_, derr := ParseDate(date)
 	_, ierr := ParseID(id)
 	v, sizeParam := photoQuery(r.URL)
@@ -192,7 +193,7 @@ func (h *Handler) Photo(w http.ResponseWriter, r *http.Request, uid string) erro
 		return errNoPhoto
 	}
 	// The date as in the path: ParseDate accepted it, so it is canonical.
-	err := h.server.Serve(w, r, uid, photo.Key(uid, date, id, size), v, photo.OwnerCacheControl)
+	err := h.server.Serve(w, r, photo.Ref{Owner: uid, Date: date, Meal: id, Size: size}, v, photo.OwnerCacheControl)
 	if photo.IsNotFound(err) {
 		return errNoPhoto
 	}

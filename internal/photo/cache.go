@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"golang.org/x/sync/singleflight"
@@ -149,6 +150,15 @@ func (c *Cache) Peek(key string) (*Object, bool) {
 		c.hits++
 	}
 	return o, ok
+}
+
+// peek is Peek for a key held in bytes, such as one built in a stack
+// buffer (Server.Serve), without making a string of it: the LRU's Get
+// only looks the key up and keeps nothing of it, hit or miss, and key is
+// not changed while it runs, which is what unsafe.String asks. A hit
+// allocates nothing.
+func (c *Cache) peek(key []byte) (*Object, bool) {
+	return c.Peek(unsafe.String(unsafe.SliceData(key), len(key)))
 }
 
 // Forget drops key's entry, and keeps the result of a fetch of key in

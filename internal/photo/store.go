@@ -47,21 +47,48 @@ func ParseSize(s string) (Size, bool) {
 // "users/{userID}/meals/{date}/{mealID}.jpg" for the display copy,
 // "….thumb.jpg" for the thumbnail, "….t320.webp" and the like for the
 // sized copies (variant.go), the user ID escaped as keyID does; an
-// unknown size is the display copy's. Keys are only ever built here, on
-// the server, from a signed-in user's ID and a date and meal ID the
-// caller has validated; no key or path from a client is used.
+// unknown size is the display copy's. Keys are only ever built here
+// (laid out by appendKey, which Server.Serve also uses for its
+// stack-buffer key), on the server, from a signed-in user's ID and a
+// date and meal ID the caller has validated; no key or path from a
+// client is used.
 func Key(userID, date, mealID string, size Size) string {
-	ext := ".jpg"
+	var b [keyBuffer]byte
+	return string(appendKey(b[:0], userID, date, mealID, size)) // one allocation
+}
+
+// keyBuffer is the size of the stack buffers keys are built in: enough
+// for any key of a user ID up to 80 bytes (Google's are 21 digits).
+// Longer keys are built on the heap.
+const keyBuffer = 128
+
+// appendKey appends Key(userID, date, mealID, size) to b: the one place
+// that lays a meal photo's key out.
+func appendKey(b []byte, userID, date, mealID string, size Size) []byte {
+	b = append(b, "users/"...)
+	b = append(b, keyID(userID)...)
+	b = append(b, "/meals/"...)
+	b = append(b, date...)
+	b = append(b, '/')
+	b = append(b, mealID...)
 	switch size {
 	case SizeDisplay:
 	case SizeThumb:
-		ext = ".thumb.jpg"
+		return append(b, ".thumb.jpg"...)
 	default:
 		if v, _, ok := variantOf(size); ok {
-			ext = v.suffix
+			return append(b, v.suffix...)
 		}
 	}
-	return "users/" + keyID(userID) + "/meals/" + date + "/" + mealID + ext // one allocation
+	return append(b, ".jpg"...)
+}
+
+// Ref names one copy of a meal's photo: its owner's user ID, the meal's
+// date and ID (both checked by the caller: meal.ParseDate, meal.ParseID)
+// and the size. Its S3 key is Key(Owner, Date, Meal, Size).
+type Ref struct {
+	Owner, Date, Meal string
+	Size              Size
 }
 
 // UserPrefix returns "users/{userID}/" (the ID escaped as keyID does), under
@@ -178,14 +205,13 @@ const metaVersion = "photo-v"
 type Object struct {
 	Body    []byte
 	Version Version
-	// tag is Version.Tag() and etag the ETag header value for the copy,
-	// worked out once when the object is read (Store.Get, the only maker
-	// of served objects), not on every request that serves it from the
-	// cache.
-	tag  string
-	etag []string
-	// contentType is the Content-Type of the copy's size (ContentType).
-	contentType string
+	// tag is Version.Tag(), etag the ETag header value for the copy,
+	// length its Content-Length and contentType its Content-Type (the
+	// size's, ContentType), worked out once when the object is read
+	// (Store.Get, the only maker of served objects), not on every request
+	// that serves it from the cache.
+	tag                       string
+	etag, length, contentType []string
 }
 
 // Store reads and writes photo objects in the private bucket.
@@ -245,7 +271,8 @@ func (s *Store) Get(ctx context.Context, ownerID, key string) (*Object, error) {
 	if !ok {
 		size = SizeDisplay
 	}
-	return &Object{Body: body, Version: Version(v), tag: tag, etag: []string{etag(tag, size)}, contentType: ContentType(size)}, nil
+	return &Object{Body: body, Version: Version(v), tag: tag, etag: []string{etag(tag, size)},
+		length: []string{strconv.Itoa(len(body))}, contentType: []string{ContentType(size)}}, nil
 }
 
 // Stream copies the object key, which must lie under ownerID's prefix

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
+	"ndiro/internal/server"
 )
 
 // TestOwnerPhotoLogging: the owner's photo route logs refused requests
@@ -49,22 +51,33 @@ func TestOwnerPhotoLogging(t *testing.T) {
 }
 
 // TestOwnerPhotoRoute: the owner's photo route is in the route table
-// (chi.Walk lists it, with its stack of its own), answers HEAD as GET
-// without a body, refuses other methods with 405, and never sets a
-// cookie: no session is loaded or saved for it.
+// (the outer ServeMux's pattern "GET /photo/{date}/{meal_id}" for GET
+// and HEAD, not the chi router's), answers HEAD as GET without a body,
+// refuses other methods with a 405 naming the methods it takes, and
+// never sets a cookie: no session is loaded or saved for it.
 func TestOwnerPhotoRoute(t *testing.T) {
 	t.Parallel()
 	app := apptest.New(t)
-	var methods []string
-	chi.Walk(app.Handler.(chi.Routes), func(method, route string, _ http.Handler, mws ...func(http.Handler) http.Handler) error {
+	h, ok := app.Handler.(*server.Handler)
+	if !ok {
+		t.Fatalf("app.Handler is a %T, want a *server.Handler", app.Handler)
+	}
+	for method, want := range map[string]string{
+		http.MethodGet:  "GET /photo/{date}/{meal_id}",
+		http.MethodHead: "GET /photo/{date}/{meal_id}",
+		http.MethodPost: "/photo/{date}/{meal_id}",
+	} {
+		req := httptest.NewRequest(method, "/photo/2026-09-01/123000-abcdef?v=000000000000", nil)
+		if _, pattern := h.Mux.Handler(req); pattern != want {
+			t.Errorf("route table: %s /photo/2026-09-01/123000-abcdef matches %q, want %q", method, pattern, want)
+		}
+	}
+	chi.Walk(h.Pages, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		if route == "/photo/{date}/{meal_id}" {
-			methods = append(methods, method)
+			t.Errorf("the chi router has the owner's photo route too (%s)", method)
 		}
 		return nil
 	})
-	if len(methods) != 1 || methods[0] != http.MethodGet {
-		t.Errorf("route table: /photo/{date}/{meal_id} has methods %v, want [GET]", methods)
-	}
 	c := app.Client()
 	c.SignIn("admin@example.com")
 	form := url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}}
@@ -96,7 +109,7 @@ func TestOwnerPhotoRoute(t *testing.T) {
 			t.Errorf("%s photo set cookies %q", name, v)
 		}
 	}
-	if r := c.PostForm(ms[0].ThumbURL(), nil); r.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST photo = %d, want 405", r.StatusCode)
+	if r := c.PostForm(ms[0].ThumbURL(), nil); r.StatusCode != http.StatusMethodNotAllowed || r.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST photo = %d, Allow %q; want 405, %q", r.StatusCode, r.Header.Get("Allow"), "GET, HEAD")
 	}
 }

@@ -61,6 +61,7 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 		{anon, "/"},
 		{anon, "/invite/" + tok},
 		{anon, "/no-such-page"},
+		{anon, "//meals/./new"}, // the ServeMux's redirect to the clean path
 		{anon, "/healthz"},
 		{anon, "/static/app.css"},
 		{anon, "/manifest.webmanifest"},
@@ -146,6 +147,26 @@ func TestSecurityHeaders(t *testing.T) {
 			if got != v {
 				t.Errorf("%s (%d): %s = %q, want %q", path, resp.StatusCode, name, got, v)
 			}
+		}
+	}
+}
+
+// TestUncleanPathsRedirect: a path with an empty, "." or ".." segment is
+// sent (307, so a POST stays a POST) to its clean form, the query kept,
+// before any route or guard runs: the ServeMux in front of every route
+// cleans paths.
+func TestUncleanPathsRedirect(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	c := app.Client()
+	for path, want := range map[string]string{
+		"//meals":                               "/meals",
+		"/meals/./new":                          "/meals/new",
+		"/s/abc/../../meals?month=2026-09":      "/meals?month=2026-09",
+		"/photo/2026-09-01/../2026-09-01/x?v=1": "/photo/2026-09-01/x?v=1",
+	} {
+		if r := c.Get(path); r.StatusCode != http.StatusTemporaryRedirect || r.Location() != want {
+			t.Errorf("GET %s = %d → %q, want 307 → %q", path, r.StatusCode, r.Location(), want)
 		}
 	}
 }

@@ -474,7 +474,7 @@ func (h *Handler) Photo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || idErr != nil || !sizeOK || !sh.Contains(d) {
 		return noPhoto(sh)
 	}
-	err = h.photos.Serve(w, r, sh.OwnerID, photo.Key(sh.OwnerID, d.String(), id, size), r.URL.Query().Get("v"), photo.RecipientCacheControl)
+	err = h.photos.Serve(w, r, photo.Ref{Owner: sh.OwnerID, Date: d.String(), Meal: id, Size: size}, r.URL.Query().Get("v"), photo.RecipientCacheControl)
 	if photo.IsNotFound(err) {
 		return noPhoto(sh)
 	}

@@ -18,13 +18,18 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 )
 
-// RoutePattern returns the chi route pattern that matched r, such as
-// "/invite/{token}" ("/*" for a path no page route matched), or "" before
-// routing. Logs use it instead of the raw path because share and invite
-// tokens live in URLs.
+// RoutePattern returns the route pattern that matched r, such as
+// "/invite/{token}": chi's ("/*" for a path no page route matched), or,
+// for a route of the http.ServeMux in front of chi, the ServeMux's
+// pattern without its method ("/photo/{date}/{meal_id}" for "GET
+// /photo/{date}/{meal_id}"); "" before routing. Logs use it instead of
+// the raw path because share and invite tokens live in URLs.
 func RoutePattern(r *http.Request) string {
 	if rc := chi.RouteContext(r.Context()); rc != nil {
 		return rc.RoutePattern()
+	}
+	if i := strings.IndexByte(r.Pattern, '/'); i >= 0 {
+		return r.Pattern[i:]
 	}
 	return ""
 }

@@ -158,10 +158,23 @@ func TestRequestID(t *testing.T) {
 }
 
 // TestHandleQuiet: a success writes no log line; an error gets its page
-// and one line with the route pattern and status; a client gone gets
+// and one line with the route pattern and status (a chi route's, or an
+// http.ServeMux pattern's without its method); a client gone gets
 // nothing written and status 499.
 func TestHandleQuiet(t *testing.T) {
 	t.Parallel()
+	routers := map[string]func(http.HandlerFunc) http.Handler{
+		"chi": func(h http.HandlerFunc) http.Handler {
+			r := chi.NewRouter()
+			r.Get("/photo/{id}", h)
+			return r
+		},
+		"ServeMux": func(h http.HandlerFunc) http.Handler {
+			m := http.NewServeMux()
+			m.Handle("GET /photo/{id}", h)
+			return m
+		},
+	}
 	for _, tc := range []struct {
 		name   string
 		err    error
@@ -174,54 +187,55 @@ func TestHandleQuiet(t *testing.T) {
 		{"failed", errors.New("s3: unreachable"), false, http.StatusInternalServerError, 500},
 		{"client gone", context.Canceled, true, 0, 499},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			var log syncBuffer
-			p, err := NewPages(fstest.MapFS{
-				"base.html":         {Data: []byte(`{{template "content" .}}`)},
-				"errors/error.html": {Data: []byte(`{{define "content"}}<h1>{{.Title}}</h1><p>{{.Message}}</p>{{end}}`)},
-			}, nil, nil, "Google", slog.New(slog.NewJSONHandler(&log, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := chi.NewRouter()
-			r.Get("/photo/{id}", p.HandleQuiet(func(w http.ResponseWriter, r *http.Request) error {
-				if tc.err == nil {
-					w.Write([]byte("jpeg"))
+		for router, route := range routers {
+			t.Run(tc.name+"/"+router, func(t *testing.T) {
+				t.Parallel()
+				var log syncBuffer
+				p, err := NewPages(fstest.MapFS{
+					"base.html":         {Data: []byte(`{{template "content" .}}`)},
+					"errors/error.html": {Data: []byte(`{{define "content"}}<h1>{{.Title}}</h1><p>{{.Message}}</p>{{end}}`)},
+				}, nil, nil, "Google", slog.New(slog.NewJSONHandler(&log, nil)))
+				if err != nil {
+					t.Fatal(err)
 				}
-				return tc.err
-			}))
-			req := httptest.NewRequest(http.MethodGet, "/photo/secret-id", nil)
-			if tc.gone {
-				ctx, cancel := context.WithCancel(req.Context())
-				cancel()
-				req = req.WithContext(ctx)
-			}
-			rec := httptest.NewRecorder()
-			r.ServeHTTP(rec, req)
-			if written := rec.Body.Len() > 0; written != (tc.code != 0) || written && rec.Code != tc.code {
-				t.Errorf("response %d %q, want %d (0: nothing written)", rec.Code, rec.Body.String(), tc.code)
-			}
-			var requests []map[string]any
-			for _, l := range logLines(t, log.String()) {
-				if l["msg"] == "request" {
-					requests = append(requests, l)
+				r := route(p.HandleQuiet(func(w http.ResponseWriter, r *http.Request) error {
+					if tc.err == nil {
+						w.Write([]byte("jpeg"))
+					}
+					return tc.err
+				}))
+				req := httptest.NewRequest(http.MethodGet, "/photo/secret-id", nil)
+				if tc.gone {
+					ctx, cancel := context.WithCancel(req.Context())
+					cancel()
+					req = req.WithContext(ctx)
 				}
-			}
-			if tc.status == 0 {
-				if len(requests) != 0 {
-					t.Errorf("a success was logged: %v", requests)
+				rec := httptest.NewRecorder()
+				r.ServeHTTP(rec, req)
+				if written := rec.Body.Len() > 0; written != (tc.code != 0) || written && rec.Code != tc.code {
+					t.Errorf("response %d %q, want %d (0: nothing written)", rec.Code, rec.Body.String(), tc.code)
 				}
-				return
-			}
-			want := []map[string]any{{"level": "INFO", "msg": "request", "method": "GET", "route": "/photo/{id}", "status": tc.status}}
-			if d := cmp.Diff(want, requests); d != "" {
-				t.Errorf("request lines (-want +got):\n%s", d)
-			}
-			if strings.Contains(log.String(), "secret-id") {
-				t.Errorf("the log holds the path: %s", log.String())
-			}
-		})
+				var requests []map[string]any
+				for _, l := range logLines(t, log.String()) {
+					if l["msg"] == "request" {
+						requests = append(requests, l)
+					}
+				}
+				if tc.status == 0 {
+					if len(requests) != 0 {
+						t.Errorf("a success was logged: %v", requests)
+					}
+					return
+				}
+				want := []map[string]any{{"level": "INFO", "msg": "request", "method": "GET", "route": "/photo/{id}", "status": tc.status}}
+				if d := cmp.Diff(want, requests); d != "" {
+					t.Errorf("request lines (-want +got):\n%s", d)
+				}
+				if strings.Contains(log.String(), "secret-id") {
+					t.Errorf("the log holds the path: %s", log.String())
+				}
+			})
+		}
 	}
 }
 
