@@ -27,9 +27,7 @@ type variantJob struct {
 
 func newVariantJob(t testing.TB, app *apptest.App, objects func(*photo.Store) objectsFor) *variantJob {
 	t.Helper()
-	enc := photo.NewWebPEncoder(nil, photo.WebPLimits(), time.Minute, slog.New(slog.DiscardHandler))
-	t.Cleanup(func() { enc.Close() })
-	pipeline := photo.NewPipeline(photo.DefaultBudget, time.Minute).WithWebP(enc)
+	pipeline := photo.NewPipeline(photo.DefaultBudget, 5*time.Minute).WithWebP(webpEncoder())
 	store := photo.NewStore(app.Env.S3, "test-photos")
 	var obj objectsFor = store
 	if objects != nil {
