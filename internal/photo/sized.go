@@ -28,8 +28,9 @@ func (p *Pipeline) WithWebP(e *WebPEncoder) *Pipeline {
 // copy of a Display P3 photo tagged with our profile. Its memory (the
 // decode, the RGBA copy, the largest resize) is admitted against the
 // pipeline's budget as an upload's is, waiting at most the pipeline's
-// wait (ErrBusy, or ctx's error); a display copy that is not a readable
-// JPEG is ErrDamaged.
+// wait (ErrBusy, or ctx's error), and from the resizes on only the
+// resized copies stay held: the encodes, most of its time, leave the rest
+// to uploads. A display copy that is not a readable JPEG is ErrDamaged.
 func (p *Pipeline) MakeVariants(ctx context.Context, display []byte, want Set) (map[Size][]byte, error) {
 	src := bytes.NewReader(display)
 	h, err := readHeader(src, int64(len(display)), JPEG)
@@ -42,24 +43,42 @@ func (p *Pipeline) MakeVariants(ctx context.Context, display []byte, want Set) (
 	}
 	wctx, cancel := context.WithTimeout(ctx, p.wait)
 	defer cancel()
-	release, err := p.acquire(ctx, wctx, min(p.budget, variantsCost(w, hh)+int64(len(display))))
-	if err != nil {
-		return nil, err
+	held := min(p.budget, variantsCost(w, hh)+int64(len(display)))
+	if err := p.sem.Acquire(wctx, held); err != nil {
+		return nil, p.refused(ctx)
 	}
-	defer release()
+	defer func() { p.sem.Release(held) }()
 	img, err := jpeg.Decode(bytes.NewReader(display))
 	if err != nil {
 		return nil, ErrDamaged
 	}
 	full := fit(img, DisplaySide) // an RGBA copy: it fits already
 	img = nil
-	out := map[Size][]byte{}
+	// Every copy's pixels first, then the encodes: once the decode and
+	// the full-size copy are dropped, only the resized copies are held,
+	// and the rest of the budget goes back to uploads for the encodes'
+	// time (most of the job's, the WebP ones in the worker).
 	made := map[[2]int]*image.RGBA{} // by square and side: JPEG and WebP share the pixels
+	pixels := map[int]*image.RGBA{}  // by index in variants
 	for i, v := range variants {
-		if want&(1<<i) == 0 || v.side == 0 {
-			continue
+		if want&(1<<i) != 0 && v.side != 0 {
+			if px := sizedPixels(full, v, made); px != nil {
+				pixels[i] = px
+			}
 		}
-		px := sizedPixels(full, v, made)
+	}
+	full = nil
+	kept := int64(len(display)) // held by the caller throughout
+	for _, px := range made {
+		kept += int64(len(px.Pix))
+	}
+	if kept < held {
+		p.sem.Release(held - kept)
+		held = kept
+	}
+	out := map[Size][]byte{}
+	for i, v := range variants {
+		px := pixels[i]
 		if px == nil {
 			continue
 		}
