@@ -8,7 +8,7 @@ PKGS := ./...
 # binary stays static. Every build and test uses it.
 TAGS := nodynamic
 
-.PHONY: run demo screenshots test crash memory heic imagebytes lighthouse check bench load release e2e faults fmt vet
+.PHONY: run demo screenshots test crash memory heic imagebytes lighthouse check bench load release e2e faults a11y fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
@@ -29,8 +29,10 @@ screenshots:
 	NDIRO_SCREENSHOTS=$(CURDIR)/screenshots $(GO) test -tags $(TAGS) -count=1 -run '^TestBrowserPages$$' -v ./internal/server
 
 ## test: the test suite with the race detector; needs no network
+## (-timeout 30m: under -race on a busy 2-core machine a package with
+## browser tests can take longer than go test's default 10 minutes)
 test:
-	$(GO) test -tags $(TAGS) -race -count=1 $(PKGS)
+	$(GO) test -tags $(TAGS) -race -count=1 -timeout 30m $(PKGS)
 
 ## crash: the long crash test: several runs on one data dir, each a larger
 ## burst of changes, kill -9 mid-burst, restart and check (CI runs it after test)
@@ -88,7 +90,9 @@ load:
 	./bin/ndiro-load -bin bin/ndiro-dev -photos testdata/photos $(LOAD_FLAGS)
 
 ## e2e: the release binary in AWS mode against dynalite, s3rver and
-## oidc-provider from npm, each its own process (needs Node and npm)
+## oidc-provider from npm, each its own process, then in server mode (one
+## machine, embedded storage) signed in through the same oidc-provider,
+## restarted on its data dir (needs Node and npm)
 e2e: release
 	./e2e/run.sh
 
@@ -100,6 +104,13 @@ e2e: release
 ## table (CI runs it after e2e; about 6 minutes)
 faults: release
 	NDIRO_E2E_TAGS=e2e,faults,nodynamic NDIRO_E2E_TIMEOUT=40m ./e2e/run.sh -run '^TestFaults$$' -v
+
+## a11y: axe-core (npm) in Debian's Chromium on every owner page of the
+## demo diary, at 390x844 and 1280x800, light and dark; fails on any
+## violation (needs Node, npm and Chromium; CI runs it)
+a11y:
+	@$(GO) build -tags $(TAGS) -o bin/ndiro-dev ./cmd/ndiro
+	./e2e/a11y.sh
 
 ## release: the static binary, into bin/ndiro (deploy/Dockerfile runs this
 ## target), stamped through -ldflags -X for `ndiro version`: VERSION

@@ -400,8 +400,9 @@ func TestProductionPath(t *testing.T) {
 	if got := strings.TrimSpace(li.Find(".notes").Text()); got != "Lentil soup" {
 		t.Errorf("month page notes = %q, want Lentil soup", got)
 	}
-	if got := strings.TrimSpace(li.Find(".kcal").Text()); got != "512.5 kcal" {
-		t.Errorf("month page kcal = %q, want 512.5 kcal", got)
+	// kcal shown whole; the export below keeps 512.5 as typed.
+	if got := strings.TrimSpace(li.Find(".kcal").Text()); got != "513 kcal" {
+		t.Errorf("month page kcal = %q, want 513 kcal", got)
 	}
 	thumbURL, _ := li.Find("img").Attr("src")
 	// The thumbnail leads to the meal's page, which shows the display size.

@@ -5,7 +5,8 @@
 # e2e/oidc-provider.mjs; twice, the second strict about claims) — then runs
 # e2e/e2e_test.go, which runs the release binary bin/ndiro in
 # NDIRO_MODE=aws against them behind a TLS proxy and drives it as a browser
-# would.
+# would, and e2e/onemachine_test.go, which runs it in NDIRO_MODE=server
+# (embedded storage) behind the same proxy with the same provider.
 #
 # NDIRO_E2E_TAGS (default e2e,nodynamic) and NDIRO_E2E_TIMEOUT (default
 # 5m) are the go test build tags and timeout: make faults runs the fault

@@ -81,9 +81,37 @@
     });
   }
 
+  // The diary: the denser grid switches in place (the choice is a cookie
+  // of this browser's, which the page reads), and the calendar strip
+  // starts scrolled to today, or to the month's last logged day.
+  function initDiary() {
+    document.querySelectorAll("[data-grid-toggle]").forEach(function (link) {
+      var days = document.querySelector(".days");
+      if (!days) return;
+      link.addEventListener("click", function (e) {
+        e.preventDefault();
+        var dense = !days.classList.contains("dense");
+        days.classList.toggle("dense", dense);
+        document.cookie = "ndiro_grid=" + (dense ? "dense; max-age=31536000" : "; max-age=0") +
+          "; path=/meals; samesite=lax" + (location.protocol === "https:" ? "; secure" : "");
+        link.textContent = dense ? "Larger photos" : "Smaller photos";
+        link.href = link.href.replace(/grid=(dense|normal)/, "grid=" + (dense ? "normal" : "dense"));
+      });
+    });
+    var strip = document.querySelector(".cal-strip");
+    if (strip) {
+      var mark = strip.querySelector("[aria-current]") || [].slice.call(strip.querySelectorAll("a")).pop();
+      if (mark) {
+        var over = mark.getBoundingClientRect().right - strip.getBoundingClientRect().right;
+        if (over > 0) strip.scrollLeft += over + 8;
+      }
+    }
+  }
+
   function initAll() {
     init();
     initShareButtons();
+    initDiary();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initAll);

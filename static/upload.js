@@ -198,7 +198,8 @@
     }
     var empty = !chosenFile(form) && !form.querySelector("input[name=pending]") &&
       !form.querySelector("img.current") && form.notes.value.trim() === "" &&
-      Array.prototype.every.call(form.querySelectorAll("input[data-check]"), function (i) { return i.value.trim() === ""; });
+      Array.prototype.every.call(form.querySelectorAll("input[data-check]"), function (i) { return i.value.trim() === ""; }) &&
+      !form.querySelector(".scale input:checked:not([value=''])");
     if (empty && form.dataset.msgEmpty) {
       var p = document.createElement("p");
       p.className = "form-err client";
@@ -269,11 +270,81 @@
     if (p.taken) fd.set("taken", p.taken);
   }
 
+  // ---- Date and time from the photo --------------------------------------
+
+  function localDate(d) { return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()); }
+
+  // initFromPhoto returns what fills a new meal's date and time from a
+  // chosen photo's capture time ("2024-06-14T12:31:07", or "" for none),
+  // while the person has not changed them, and says so beside them; or
+  // null on a form that is not for a new meal (an edit is never moved by
+  // its photo). On a form for one day (the day's "+") only a photo of
+  // that day sets the time. A capture time more than a day ahead (a
+  // camera clock set wrong) is left out, as the server would refuse it.
+  function initFromPhoto(form) {
+    var dd = form.querySelector("input[name=default_date]"), dt = form.querySelector("input[name=default_time]");
+    var date = form.querySelector("#date"), time = form.querySelector("#time");
+    var note = form.querySelector("#from-photo");
+    if (!dd || !dt || !date || !time || !note) return null;
+    var fixed = !!form.querySelector("input[name=fixed_date]");
+    var kinds = form.querySelectorAll("input[name=kind]");
+    var filled = null, kindTouched = false;
+    kinds.forEach(function (k) { k.addEventListener("change", function () { kindTouched = true; }); });
+    function untouched() {
+      if (filled) return date.value === filled.date && time.value === filled.time;
+      return date.value === dd.value && time.value === dt.value;
+    }
+    function setKind(hhmm) {
+      if (kindTouched) return;
+      var k = kindAt(+hhmm.slice(0, 2));
+      kinds.forEach(function (r) { r.checked = r.value === k; });
+    }
+    function useNow() {
+      date.value = dd.value;
+      time.value = dt.value;
+      filled = null;
+      note.hidden = true;
+      setKind(dt.value);
+    }
+    [date, time].forEach(function (el) {
+      el.addEventListener("input", function () {
+        if (filled && !untouched()) { filled = null; note.hidden = true; }
+      });
+    });
+    note.querySelector(".use-now").addEventListener("click", function () { useNow(); time.focus(); });
+    return function (taken) {
+      if (!untouched()) return;
+      var d = taken.slice(0, 10), t = taken.slice(11, 16);
+      var ahead = new Date();
+      ahead.setDate(ahead.getDate() + 1);
+      if (!taken || (fixed && d !== dd.value) || d > localDate(ahead)) {
+        if (filled) useNow(); // another photo, without a usable time
+        return;
+      }
+      date.value = d;
+      time.value = t;
+      filled = { date: d, time: t };
+      setKind(t);
+      note.hidden = false;
+    };
+  }
+
+  // headTaken reads the capture time from the start of file, where a
+  // JPEG keeps its EXIF; "" if there is none.
+  async function headTaken(file) {
+    try {
+      return takenAt(new Uint8Array(await file.slice(0, 262144).arrayBuffer()));
+    } catch (e) {
+      return "";
+    }
+  }
+
   function initMealForm(form) {
     var note = form.querySelector("[data-picked]");
     var preview = form.querySelector("img.preview");
+    var fromPhoto = initFromPhoto(form);
     form.querySelectorAll("input[type=file][name=photo]").forEach(function (input) {
-      input.addEventListener("change", function () {
+      input.addEventListener("change", async function () {
         if (!input.files || !input.files.length) return;
         form.querySelectorAll("input[type=file][name=photo]").forEach(function (other) {
           if (other !== input) other.value = ""; // one photo per meal
@@ -283,6 +354,7 @@
           preview.src = URL.createObjectURL(input.files[0]);
           preview.hidden = false;
         }
+        if (fromPhoto) fromPhoto(await headTaken(input.files[0]));
       });
     });
     form.querySelectorAll("input[data-check]").forEach(function (input) {
@@ -443,11 +515,17 @@
         return;
       }
       save.disabled = true;
-      var last = "";
+      var last = "", failed = false;
+      var lastToSend = -1;
+      items.forEach(function (it, k) { if (!it.done) lastToSend = k; });
       for (var i = 0; i < items.length; i++) {
         var it = items[i], state = it.li.querySelector(".state");
         if (it.done) continue;
+        // The last of a run that went well brings the flash, counting
+        // every meal of the batch; the others' pages are not opened.
+        var closing = i === lastToSend && !failed;
         var fd = new FormData();
+        if (closing && items.length > 1) fd.set("batch", String(items.length));
         fd.set("date", it.li.querySelector("input[name=date]").value);
         fd.set("time", it.li.querySelector("input[name=time]").value);
         fd.set("kind", it.li.querySelector("select").value);
@@ -458,7 +536,7 @@
           await withPhoto(fd, it.file);
           if (it.taken) fd.set("taken", it.taken);
           for (;;) {
-            var xhr = await send(form.action, fd, function (f) { state.textContent = "Uploading… " + Math.round(f * 100) + " %"; }, true);
+            var xhr = await send(form.action, fd, function (f) { state.textContent = "Uploading… " + Math.round(f * 100) + " %"; }, !closing);
             var to = pageOf(xhr);
             if (to) { it.done = true; last = to; state.textContent = "Saved."; it.li.classList.add("saved"); break; }
             var signin = signinOf(xhr);
@@ -472,9 +550,11 @@
             var doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
             var why = doc.querySelector("#photo-err") || doc.querySelector(".field-err") || doc.querySelector("#form-err") || doc.querySelector("main p");
             state.textContent = "Not saved: " + (why ? why.textContent.trim() : "status " + xhr.status);
+            failed = true;
             break;
           }
         } catch (err) {
+          failed = true;
           state.textContent = "The upload failed: check your connection and press Save again.";
         }
       }

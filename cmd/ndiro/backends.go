@@ -25,8 +25,8 @@ import (
 const localBucket = "ndiro-photos"
 
 // backends opens the clients the app runs on: AWS (checked at start) or
-// local mode's in-process ones. Either way every call they make is
-// bounded by NDIRO_STORAGE_* (package storage).
+// the embedded ones of local and server mode. Either way every call they
+// make is bounded by NDIRO_STORAGE_* (package storage).
 func (m *Main) backends(ctx context.Context) (server.Backends, error) {
 	tables := dynamo.NewTables(m.cfg.TablePrefix)
 	bounds := storage.New(m.cfg.Storage, m.log, time.Now)
@@ -36,18 +36,24 @@ func (m *Main) backends(ctx context.Context) (server.Backends, error) {
 	return m.localBackends(ctx, tables, bounds)
 }
 
-// localBackends starts local mode's DynamoDB, S3 and sign-in stand-in on
-// NDIRO_DATA_DIR, repairs what a crash between a photo and its meal left,
-// and sweeps expired pending uploads.
+// localBackends starts the embedded DynamoDB and S3 on NDIRO_DATA_DIR,
+// repairs what a crash between a photo and its meal left, and sweeps
+// expired pending uploads. Local mode signs in through the stand-in;
+// server mode starts none and signs in through the configured provider
+// (provider), as AWS mode does.
 func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *storage.Bounds) (server.Backends, error) {
+	standIn := m.cfg.Mode == config.ModeLocal
+	loaded := m.roomForTables()
 	env, err := localenv.Start(ctx, localenv.Options{
 		DataDir: m.cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: m.log,
 		DynamoOptions: []func(*dynamodb.Options){bounds.DynamoDB},
 		S3Options:     []func(*s3.Options){bounds.S3},
+		NoSignIn:      !standIn,
 	})
 	if err != nil {
 		return server.Backends{}, err
 	}
+	loaded()
 	m.onClose(func() {
 		if err := env.Close(); err != nil {
 			m.log.Error("local backends did not stop cleanly", "err", err)
@@ -62,17 +68,32 @@ func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *
 	} else if n > 0 {
 		m.log.Info("pending uploads swept", "objects", n)
 	}
-	return server.Backends{
+	b := server.Backends{
 		DynamoDB: env.DynamoDB, S3: env.S3, Bucket: localBucket, Tables: tables,
 		WriteHealth: env.WriteHealth, // a full disk: writes refused early (507)
-		Provider: auth.Provider{
+		Provider:    m.provider(),
+	}
+	if standIn {
+		b.Provider = auth.Provider{
 			Issuer:       env.OIDC.Issuer(),
 			ClientID:     env.OIDC.ClientID,
 			ClientSecret: env.OIDC.ClientSecret,
 			RedirectURL:  m.cfg.BaseURL + "/auth/callback",
 			HTTPClient:   localenv.HTTPClient(),
-		},
-	}, nil
+		}
+	}
+	return b, nil
+}
+
+// provider is the sign-in provider of server and AWS mode:
+// NDIRO_OIDC_ISSUER and its client, with the callback on NDIRO_BASE_URL.
+func (m *Main) provider() auth.Provider {
+	return auth.Provider{
+		Issuer:       m.cfg.OIDCIssuer,
+		ClientID:     m.cfg.OIDCClientID,
+		ClientSecret: m.cfg.OIDCClientSecret,
+		RedirectURL:  m.cfg.BaseURL + "/auth/callback",
+	}
 }
 
 // repairPhotos removes the objects a crash between a photo's objects and
@@ -131,12 +152,7 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *st
 	if err := photo.CheckBucket(ctx, b.S3, b.Bucket); err != nil {
 		return server.Backends{}, startupFailed(err, "S3", "AWS_REGION or AWS_ENDPOINT_URL_S3")
 	}
-	b.Provider = auth.Provider{
-		Issuer:       m.cfg.OIDCIssuer,
-		ClientID:     m.cfg.OIDCClientID,
-		ClientSecret: m.cfg.OIDCClientSecret,
-		RedirectURL:  m.cfg.BaseURL + "/auth/callback",
-	}
+	b.Provider = m.provider()
 	return b, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/moby/patternmatcher/ignorefile"
 
 	// Aliased: main.go has a func of that name.
+	"ndiro/internal/config"
 	probe "ndiro/internal/healthcheck"
 	"ndiro/internal/meal"
 )
@@ -410,6 +411,96 @@ func TestDeploySystemdUnit(t *testing.T) {
 	}
 }
 
+// serverDropIn is where deploy/README.md installs deploy/ndiro-server.conf.
+const serverDropIn = "/etc/systemd/system/ndiro.service.d/server.conf"
+
+// TestDeployServerDropIn checks deploy/ndiro-server.conf, server mode's
+// drop-in for the unit: it switches the mode, gives the service its data
+// directory as the StateDirectory systemd creates and the sandbox leaves
+// writable, and more memory than AWS mode's unit for the tables; with the
+// unit's environment and the env file of deploy/README.md ("On one
+// machine without AWS") the configuration loads in server mode. With
+// systemd-analyze it verifies the unit with the drop-in in place.
+func TestDeployServerDropIn(t *testing.T) {
+	path := filepath.Join(deployDir, "ndiro-server.conf")
+	d := parseUnit(t, path)
+	env := unitEnvironment(t)
+	for _, kv := range d["Service"]["Environment"] {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	if env["NDIRO_MODE"] != "server" {
+		t.Errorf("%s: NDIRO_MODE=%q, want server", path, env["NDIRO_MODE"])
+	}
+	if state := d.one("Service", "StateDirectory"); state == "" || env["NDIRO_DATA_DIR"] != "/var/lib/"+state {
+		t.Errorf("%s: NDIRO_DATA_DIR=%q and StateDirectory=%q, want the data dir systemd creates, /var/lib/<StateDirectory>", path, env["NDIRO_DATA_DIR"], state)
+	}
+	if mode := d.one("Service", "StateDirectoryMode"); mode != "0700" {
+		t.Errorf("%s: StateDirectoryMode=%q, want 0700 (the diary is private)", path, mode)
+	}
+	u := parseUnit(t, filepath.Join(deployDir, "ndiro.service"))
+	if got, aws := systemdBytes(t, d.one("Service", "MemoryMax")), systemdBytes(t, u.one("Service", "MemoryMax")); got <= aws {
+		t.Errorf("%s: MemoryMax=%d, want more than AWS mode's %d: the tables live in memory", path, got, aws)
+	}
+
+	// The README's env file for this mode, on top of the unit's settings.
+	blocks := codeBlocks(t, filepath.Join(deployDir, "README.md"))
+	var file []string
+	for _, b := range blocks {
+		if strings.HasPrefix(b, "NDIRO_BASE_URL=") {
+			file = append(file, b)
+		}
+	}
+	if len(file) != 1 {
+		t.Fatalf("%d env file blocks for server mode in deploy/README.md, want 1", len(file))
+	}
+	for _, line := range strings.Split(file[0], "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			env[k] = v
+		}
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil || cfg.Mode != config.ModeServer || cfg.Addr != "127.0.0.1:8080" {
+		t.Errorf("the unit, drop-in and env file load as %s mode on %s (%v), want server mode on 127.0.0.1:8080", cfg.Mode, cfg.Addr, err)
+	}
+
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Skip("systemd-analyze is not installed: the drop-in's verify check did not run")
+	}
+	root := systemdRoot(t, filepath.Join(deployDir, "ndiro.service"))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, serverDropIn)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("systemd-analyze", "verify", "--root="+root, "--man=no", "ndiro.service").CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("systemd-analyze verify with the drop-in: %v\n%q", err, out)
+	}
+	out, err = exec.Command("systemd-analyze", "security", "--offline=yes", "--root="+root, "--threshold=20", "ndiro.service").CombinedOutput()
+	if err != nil {
+		t.Errorf("systemd-analyze security with the drop-in: exposure above 2.0 (%v):\n%s", err, out)
+	}
+}
+
+// systemdBytes parses a systemd size ("1G", "1536M": binary units).
+func systemdBytes(t *testing.T, s string) int64 {
+	t.Helper()
+	units := map[byte]int64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30}
+	n, err := strconv.ParseInt(s[:max(0, len(s)-1)], 10, 64)
+	u, ok := units[s[max(0, len(s)-1)]]
+	if s == "" || err != nil || !ok {
+		t.Fatalf("size %q: want a number and K, M or G", s)
+	}
+	return n * u
+}
+
 // systemdRoot lays out a root directory for systemd-analyze: the unit
 // where the install steps put it, an executable at its ExecStart, and the
 // system's own units (the targets it names).
@@ -651,7 +742,11 @@ func dockerBytes(t *testing.T, s string) int64 {
 func TestDeployReadme(t *testing.T) {
 	blocks := codeBlocks(t, filepath.Join(deployDir, "README.md"))
 	u := parseUnit(t, filepath.Join(deployDir, "ndiro.service"))
-	t.Run("systemd", func(t *testing.T) { checkSystemdSteps(t, blocks, u) })
+	awsSteps, serverSteps := systemdSteps(t, blocks)
+	t.Run("systemd", func(t *testing.T) { checkSystemdSteps(t, awsSteps, u) })
+	t.Run("systemd server mode", func(t *testing.T) {
+		checkSystemdSteps(t, serverSteps, u, "install -D -m 0644 deploy/ndiro-server.conf "+serverDropIn)
+	})
 	t.Run("docker build", func(t *testing.T) { checkDockerBuild(t, blocks) })
 	t.Run("docker run", func(t *testing.T) { checkDockerRun(t, blocks, u) })
 	if env := blockWith(t, blocks, "output -raw env_file"); strings.Contains(env, "NDIRO_ADDR") {
@@ -659,10 +754,33 @@ func TestDeployReadme(t *testing.T) {
 	}
 }
 
-// checkSystemdSteps checks that the systemd steps install every path the
-// unit names before daemon-reload, and reload before enabling.
-func checkSystemdSteps(t *testing.T, blocks []string, u unit) {
-	install := strings.Split(blockWith(t, blocks, "systemctl enable --now ndiro"), "\n")
+// systemdSteps returns the two code blocks that install and enable the
+// unit: AWS mode's, and server mode's, the one that also installs
+// deploy/ndiro-server.conf.
+func systemdSteps(t *testing.T, blocks []string) (aws, server string) {
+	t.Helper()
+	for _, b := range blocks {
+		switch {
+		case !strings.Contains(b, "systemctl enable --now ndiro"):
+		case strings.Contains(b, "deploy/ndiro-server.conf") && server == "":
+			server = b
+		case !strings.Contains(b, "deploy/ndiro-server.conf") && aws == "":
+			aws = b
+		default:
+			t.Fatalf("deploy/README.md has more than one block of %s mode's systemd steps", map[bool]string{true: "server", false: "AWS"}[strings.Contains(b, "deploy/ndiro-server.conf")])
+		}
+	}
+	if aws == "" || server == "" {
+		t.Fatalf("deploy/README.md lacks AWS mode's or server mode's systemd steps (found AWS %v, server %v)", aws != "", server != "")
+	}
+	return aws, server
+}
+
+// checkSystemdSteps checks that the systemd steps in block install every
+// path the unit names, and the extra ones, before daemon-reload, and
+// reload before enabling.
+func checkSystemdSteps(t *testing.T, block string, u unit, extra ...string) {
+	install := strings.Split(block, "\n")
 	at := func(want string) int {
 		t.Helper()
 		for i, line := range install {
@@ -674,13 +792,13 @@ func checkSystemdSteps(t *testing.T, blocks []string, u unit) {
 		return -1
 	}
 	docPath, _ := strings.CutPrefix(u.one("Unit", "Documentation"), "file://")
-	for _, step := range []string{
+	for _, step := range append([]string{
 		"make release",
 		"install -m 0755 bin/ndiro " + u.one("Service", "ExecStart"),
 		"install -m 0644 deploy/ndiro.service /etc/systemd/system/ndiro.service",
 		"install -D -m 0644 deploy/README.md " + docPath,
 		"install -m 0600 ndiro.env " + u.one("Service", "EnvironmentFile"),
-	} {
+	}, extra...) {
 		if i := at(step); i > at("systemctl daemon-reload") {
 			t.Errorf("the systemd steps run %q after daemon-reload", step)
 		}

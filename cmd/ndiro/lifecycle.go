@@ -28,7 +28,7 @@ type Main struct {
 }
 
 func newMain(cfg config.Config, getenv func(string) string, stdout io.Writer) *Main {
-	return &Main{cfg: cfg, getenv: getenv, stdout: stdout, log: newLogger(cfg.Mode, stdout)}
+	return &Main{cfg: cfg, getenv: getenv, stdout: stdout, log: newLogger(cfg, stdout)}
 }
 
 // onClose adds f to what Close runs.

@@ -11,8 +11,8 @@ import (
 )
 
 // Provider configures the OIDC identity provider: Google or another
-// provider (NDIRO_OIDC_ISSUER) in AWS mode, the in-process mock in local
-// mode.
+// provider (NDIRO_OIDC_ISSUER) in server and AWS mode, the in-process
+// mock in local mode.
 type Provider struct {
 	// Issuer is the OIDC issuer URL, e.g. "https://accounts.google.com".
 	Issuer       string

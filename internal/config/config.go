@@ -1,5 +1,8 @@
 // Package config reads ndiro's settings from the environment. The zero
 // configuration is local mode: every backend in-process, data under ./var.
+// Server mode keeps local mode's embedded storage and signs people in
+// through a real OpenID Connect provider, for one machine serving others;
+// AWS mode uses DynamoDB, S3 and the provider.
 package config
 
 import (
@@ -17,6 +20,14 @@ const (
 	// ModeLocal runs DynamoDB, S3 and a stand-in sign-in provider
 	// in-process (package localenv) and persists them under DataDir.
 	ModeLocal Mode = "local"
+	// ModeServer runs ndiro on one machine without AWS, serving other
+	// devices: local mode's embedded DynamoDB and S3, journaled under
+	// DataDir, and sign-in through an OpenID Connect provider as in AWS
+	// mode (Google unless NDIRO_OIDC_ISSUER says otherwise), never the
+	// stand-in; an https BaseURL (a TLS proxy in front), Secure cookies,
+	// HSTS and JSON logs, as in AWS mode (README, On one machine without
+	// AWS).
+	ModeServer Mode = "server"
 	// ModeAWS uses real DynamoDB tables, an S3 bucket and an OpenID Connect
 	// provider (Google unless NDIRO_OIDC_ISSUER says otherwise).
 	ModeAWS Mode = "aws"
@@ -42,12 +53,14 @@ const MaxPhotoCacheBytes = 1 << 40
 // Config is every setting ndiro reads at start. Load fills it; the zero
 // value is not usable.
 type Config struct {
-	// Mode is ModeLocal (in-process backends under DataDir) or ModeAWS
+	// Mode is ModeLocal (in-process backends under DataDir), ModeServer
+	// (the same storage, a real provider's sign-in) or ModeAWS
 	// (NDIRO_MODE).
 	Mode Mode
 	// Addr is the host:port the HTTP server listens on (NDIRO_ADDR).
 	Addr string
-	// DataDir holds local mode's persisted tables and bucket (NDIRO_DATA_DIR).
+	// DataDir holds the embedded tables and bucket of local and server
+	// mode (NDIRO_DATA_DIR); server mode needs it set, as an absolute path.
 	DataDir string
 	// TablePrefix is prepended to the four table names (NDIRO_TABLE_PREFIX).
 	TablePrefix string
@@ -95,6 +108,9 @@ type Config struct {
 	// AWS mode only.
 	Region string // AWS_REGION
 	Bucket string // NDIRO_BUCKET
+
+	// The sign-in provider of AWS and server mode (local mode signs in
+	// through its stand-in instead).
 	// OIDCIssuer is the OpenID Connect issuer URL, exactly as the
 	// provider's discovery document states it, trailing slash included
 	// (NDIRO_OIDC_ISSUER, default DefaultOIDCIssuer). It must be https,
@@ -147,7 +163,7 @@ const DefaultOrphanGrace = time.Hour
 // Load reads the configuration through getenv (os.Getenv in production, a
 // map in tests): each row of options in turn, then the rules across them.
 // It returns one error listing every problem, each naming its variable:
-// a value that is malformed, or missing in AWS mode.
+// a value that is malformed, or missing in server or AWS mode.
 func Load(getenv func(string) string) (Config, error) {
 	get := func(key string) string { return strings.TrimSpace(getenv(key)) }
 	var c Config
@@ -179,6 +195,12 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	return c, nil
 }
+
+// Production reports whether ndiro serves other devices, in server or
+// AWS mode: then cookies are Secure, responses carry HSTS, logs are JSON
+// lines, and people sign in through the configured provider. Local mode,
+// for the machine it runs on, is the one that is not.
+func (c Config) Production() bool { return c.Mode != ModeLocal }
 
 // IsAdminEmail reports whether email (any case) is listed in ADMIN_EMAILS.
 func (c Config) IsAdminEmail(email string) bool {

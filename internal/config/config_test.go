@@ -55,6 +55,28 @@ func TestLoadAWS(t *testing.T) {
 	}
 }
 
+func TestLoadServer(t *testing.T) {
+	got, err := Load(env(map[string]string{
+		"NDIRO_MODE": "server", "NDIRO_DATA_DIR": "/var/lib/ndiro", "NDIRO_BASE_URL": "https://ndiro.example.org",
+		"ADMIN_EMAILS": "a@example.com", "NDIRO_OIDC_ISSUER": "https://sso.example.org/realms/home",
+		"NDIRO_OIDC_CLIENT_ID": "ndiro", "NDIRO_OIDC_CLIENT_SECRET": "s3cret", "NDIRO_OIDC_NAME": "Keycloak",
+		"NDIRO_TRUSTED_PROXY_HEADER": "X-Forwarded-For",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Mode: ModeServer, Addr: "127.0.0.1:8080", DataDir: "/var/lib/ndiro", TablePrefix: "ndiro-",
+		BaseURL: "https://ndiro.example.org", PhotoCacheBytes: 64 << 20, AdminEmails: []string{"a@example.com"},
+		TrustedProxyHeader: "X-Forwarded-For", OIDCName: "Keycloak", OIDCIssuer: "https://sso.example.org/realms/home",
+		OIDCClientID: "ndiro", OIDCClientSecret: "s3cret",
+		Storage: DefaultStorage, OrphanGrace: time.Hour,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Load(server) mismatch (-want +got):\n%s", d)
+	}
+}
+
 // awsWith returns a complete AWS-mode environment without any client
 // variables, plus kv.
 func awsWith(kv ...string) map[string]string {
@@ -126,6 +148,9 @@ func TestLoadErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"NDIRO_TRUSTED_PROXY_HEADER": "Host"}, []string{"NDIRO_TRUSTED_PROXY_HEADER"}},
 		{map[string]string{"NDIRO_MODE": "aws"}, []string{"AWS_REGION", "NDIRO_BUCKET", "NDIRO_OIDC_CLIENT_ID", "NDIRO_OIDC_CLIENT_SECRET", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET", "NDIRO_BASE_URL", "ADMIN_EMAILS"}},
 		{map[string]string{"NDIRO_MODE": "aws", "NDIRO_BASE_URL": "http://x.org"}, []string{"https"}},
+		{map[string]string{"NDIRO_MODE": "server"}, []string{"NDIRO_BASE_URL", "ADMIN_EMAILS", "NDIRO_DATA_DIR", "NDIRO_OIDC_CLIENT_ID", "NDIRO_OIDC_CLIENT_SECRET"}},
+		{map[string]string{"NDIRO_MODE": "server", "NDIRO_BASE_URL": "http://x.org", "NDIRO_DATA_DIR": "var", "ADMIN_EMAILS": "a@example.com",
+			"NDIRO_OIDC_CLIENT_ID": "id", "NDIRO_OIDC_CLIENT_SECRET": "s"}, []string{"NDIRO_BASE_URL must use https", "NDIRO_DATA_DIR must be an absolute path"}},
 		{map[string]string{"NDIRO_OIDC_ISSUER": "http://sso.example.org/realms/home"}, []string{"NDIRO_OIDC_ISSUER"}},
 		{map[string]string{"NDIRO_OIDC_ISSUER": "sso.example.org"}, []string{"NDIRO_OIDC_ISSUER"}},
 		{map[string]string{"NDIRO_OIDC_ISSUER": "https://sso.example.org/?realm=home"}, []string{"NDIRO_OIDC_ISSUER"}},

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/textproto"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -65,16 +66,17 @@ type rule func(c *Config, getenv func(string) string) error
 var rules = []rule{
 	oidcClient,
 	awsRequired,
+	serverRequired,
 	orphanGrace,
 }
 
 func parseMode(c *Config, v string) error {
 	c.Mode = Mode(v)
 	switch c.Mode {
-	case ModeLocal, ModeAWS:
+	case ModeLocal, ModeServer, ModeAWS:
 		return nil
 	}
-	return fmt.Errorf("NDIRO_MODE must be %q or %q, not %q", ModeLocal, ModeAWS, v)
+	return fmt.Errorf("NDIRO_MODE must be %q, %q or %q, not %q", ModeLocal, ModeServer, ModeAWS, v)
 }
 
 func parseAddr(c *Config, v string) error {
@@ -246,8 +248,8 @@ func parseAdminEmails(c *Config, v string) error {
 // oidcClient takes the client ID and secret as one pair:
 // NDIRO_OIDC_CLIENT_ID and NDIRO_OIDC_CLIENT_SECRET if either is set,
 // else GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET, never one from each,
-// which would fail only at the first sign-in. AWS mode needs a whole
-// pair.
+// which would fail only at the first sign-in. Server and AWS mode need a
+// whole pair.
 func oidcClient(c *Config, getenv func(string) string) error {
 	idVar, secretVar := "NDIRO_OIDC_CLIENT_ID", "NDIRO_OIDC_CLIENT_SECRET"
 	c.OIDCClientID, c.OIDCClientSecret = getenv(idVar), getenv(secretVar)
@@ -255,12 +257,12 @@ func oidcClient(c *Config, getenv func(string) string) error {
 		idVar, secretVar = "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"
 		c.OIDCClientID, c.OIDCClientSecret = getenv(idVar), getenv(secretVar)
 	}
-	if c.Mode != ModeAWS {
+	if c.Mode == ModeLocal {
 		return nil
 	}
 	switch {
 	case c.OIDCClientID == "" && c.OIDCClientSecret == "":
-		return errors.New("NDIRO_OIDC_CLIENT_ID and NDIRO_OIDC_CLIENT_SECRET (or GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET) are required when NDIRO_MODE=aws")
+		return fmt.Errorf("NDIRO_OIDC_CLIENT_ID and NDIRO_OIDC_CLIENT_SECRET (or GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET) are required when NDIRO_MODE=%s", c.Mode)
 	case c.OIDCClientID == "":
 		return fmt.Errorf("%s is required when %s is set", idVar, secretVar)
 	case c.OIDCClientSecret == "":
@@ -288,6 +290,34 @@ func awsRequired(c *Config, _ func(string) string) error {
 	}
 	if strings.HasPrefix(c.BaseURL, "http://") {
 		errs = append(errs, fmt.Errorf("NDIRO_BASE_URL must use https when NDIRO_MODE=aws, not %q", c.BaseURL))
+	}
+	return errors.Join(errs...)
+}
+
+// serverRequired names every setting server mode cannot do without: an
+// https base URL (the address phones open, through the TLS proxy in
+// front), admins, and a data directory given as an absolute path, so the
+// diary never lands in whatever directory the service happened to start
+// in.
+func serverRequired(c *Config, getenv func(string) string) error {
+	if c.Mode != ModeServer {
+		return nil
+	}
+	var errs []error
+	switch {
+	case c.BaseURL == "":
+		errs = append(errs, errors.New("NDIRO_BASE_URL is required when NDIRO_MODE=server: the https address people open, like https://ndiro.example.org"))
+	case !strings.HasPrefix(c.BaseURL, "https://"):
+		errs = append(errs, fmt.Errorf("NDIRO_BASE_URL must use https when NDIRO_MODE=server (put a TLS proxy such as Caddy in front), not %q", c.BaseURL))
+	}
+	if len(c.AdminEmails) == 0 {
+		errs = append(errs, errors.New("ADMIN_EMAILS is required when NDIRO_MODE=server"))
+	}
+	switch dir := getenv("NDIRO_DATA_DIR"); {
+	case dir == "":
+		errs = append(errs, errors.New("NDIRO_DATA_DIR is required when NDIRO_MODE=server: an absolute path on a disk that keeps what it fsyncs, like /var/lib/ndiro"))
+	case !filepath.IsAbs(dir):
+		errs = append(errs, fmt.Errorf("NDIRO_DATA_DIR must be an absolute path when NDIRO_MODE=server, like /var/lib/ndiro, not %q", dir))
 	}
 	return errors.Join(errs...)
 }

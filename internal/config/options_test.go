@@ -61,15 +61,17 @@ func runOption(t *testing.T, env string, cases []optionCase) {
 }
 
 var (
-	local = Config{Mode: ModeLocal}
-	inAWS = Config{Mode: ModeAWS}
+	local    = Config{Mode: ModeLocal}
+	inAWS    = Config{Mode: ModeAWS}
+	inServer = Config{Mode: ModeServer}
 )
 
 func TestParseMode(t *testing.T) {
 	runOption(t, "NDIRO_MODE", []optionCase{
 		{name: "local", value: "local", want: Config{Mode: ModeLocal}},
 		{name: "aws", value: "aws", want: Config{Mode: ModeAWS}},
-		{name: "other", value: "prod", wantErr: `"local" or "aws", not "prod"`},
+		{name: "server", value: "server", want: Config{Mode: ModeServer}},
+		{name: "other", value: "prod", wantErr: `"local", "server" or "aws", not "prod"`},
 		{name: "case matters", value: "AWS", wantErr: `not "AWS"`},
 	})
 }
@@ -212,6 +214,7 @@ func TestParseDemo(t *testing.T) {
 		{name: "one", before: local, value: "1", want: Config{Mode: ModeLocal, Demo: true}},
 		{name: "other", before: local, value: "yes", wantErr: `must be 1 (or unset), not "yes"`},
 		{name: "aws mode", before: inAWS, value: "1", wantErr: "works only in local mode"},
+		{name: "server mode", before: inServer, value: "1", wantErr: "works only in local mode"},
 	})
 }
 
@@ -322,6 +325,9 @@ func TestOIDCClient(t *testing.T) {
 		{"secret without id", ModeAWS, map[string]string{"NDIRO_OIDC_CLIENT_SECRET": "s"}, [2]string{}, "NDIRO_OIDC_CLIENT_ID is required when NDIRO_OIDC_CLIENT_SECRET is set"},
 		{"google id without secret", ModeAWS, map[string]string{"GOOGLE_CLIENT_ID": "gid"}, [2]string{}, "GOOGLE_CLIENT_SECRET is required when GOOGLE_CLIENT_ID is set"},
 		{"none in aws mode", ModeAWS, nil, [2]string{}, "are required when NDIRO_MODE=aws"},
+		{"none in server mode", ModeServer, nil, [2]string{}, "are required when NDIRO_MODE=server"},
+		{"half a pair in server mode", ModeServer, map[string]string{"NDIRO_OIDC_CLIENT_ID": "id"}, [2]string{}, "NDIRO_OIDC_CLIENT_SECRET is required when NDIRO_OIDC_CLIENT_ID is set"},
+		{"own names in server mode", ModeServer, map[string]string{"NDIRO_OIDC_CLIENT_ID": "id", "NDIRO_OIDC_CLIENT_SECRET": "s"}, [2]string{"id", "s"}, ""},
 		{"none in local mode", ModeLocal, nil, [2]string{}, ""},
 		{"half a pair in local mode", ModeLocal, map[string]string{"GOOGLE_CLIENT_ID": "gid"}, [2]string{"gid", ""}, ""},
 	} {
@@ -362,6 +368,43 @@ func TestAWSRequired(t *testing.T) {
 	plain.BaseURL = "http://x.org"
 	if err := awsRequired(&plain, nil); err == nil || !strings.Contains(err.Error(), "NDIRO_BASE_URL must use https") {
 		t.Errorf("awsRequired(http base URL) = %v, want https required", err)
+	}
+}
+
+func TestServerRequired(t *testing.T) {
+	full := Config{Mode: ModeServer, BaseURL: "https://ndiro.example.org", AdminEmails: []string{"a@example.com"}}
+	dir := env(map[string]string{"NDIRO_DATA_DIR": "/var/lib/ndiro"})
+	if err := serverRequired(&full, dir); err != nil {
+		t.Errorf("serverRequired(complete) = %v, want nil", err)
+	}
+	for _, mode := range []Mode{ModeLocal, ModeAWS} {
+		if err := serverRequired(&Config{Mode: mode}, env(nil)); err != nil {
+			t.Errorf("serverRequired(%s mode) = %v, want nil", mode, err)
+		}
+	}
+	err := serverRequired(&Config{Mode: ModeServer}, env(nil))
+	for _, want := range []string{"NDIRO_BASE_URL is required when NDIRO_MODE=server", "ADMIN_EMAILS is required when NDIRO_MODE=server", "NDIRO_DATA_DIR is required when NDIRO_MODE=server"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("serverRequired(empty) = %v, want it to say %q", err, want)
+		}
+	}
+	plain := full
+	plain.BaseURL = "http://ndiro.example.org"
+	if err := serverRequired(&plain, dir); err == nil || !strings.Contains(err.Error(), "NDIRO_BASE_URL must use https when NDIRO_MODE=server") {
+		t.Errorf("serverRequired(http base URL) = %v, want https required", err)
+	}
+	for _, rel := range []string{"./var", "var", "~/ndiro"} {
+		if err := serverRequired(&full, env(map[string]string{"NDIRO_DATA_DIR": rel})); err == nil || !strings.Contains(err.Error(), "NDIRO_DATA_DIR must be an absolute path") {
+			t.Errorf("serverRequired(NDIRO_DATA_DIR=%s) = %v, want an absolute path required", rel, err)
+		}
+	}
+}
+
+func TestProduction(t *testing.T) {
+	for mode, want := range map[Mode]bool{ModeLocal: false, ModeServer: true, ModeAWS: true} {
+		if got := (Config{Mode: mode}).Production(); got != want {
+			t.Errorf("Config{Mode: %s}.Production() = %v, want %v", mode, got, want)
+		}
 	}
 }
 

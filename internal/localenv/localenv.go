@@ -58,6 +58,10 @@ type Options struct {
 	// S3Options are applied to the S3 client after the local settings
 	// (tests inject failures).
 	S3Options []func(*s3.Options)
+	// NoSignIn leaves the stand-in sign-in out (Env.OIDC is nil): server
+	// mode signs people in through a real provider, and nothing in the
+	// process may answer as one.
+	NoSignIn bool
 	// DynamoEndpoint, if set, is another DynamoDB-compatible server to use
 	// instead of the in-process emulator (tests run against dynalite this
 	// way). Nothing is persisted then; the tables must have a fresh prefix.
@@ -81,7 +85,8 @@ type Env struct {
 	DynamoEndpoint string
 	S3Endpoint     string
 	// OIDC is the mock Google: Issuer(), ClientID and ClientSecret configure
-	// the app's sign-in.
+	// the app's sign-in. It listens on 127.0.0.1 and answers loopback
+	// clients only. Nil with Options.NoSignIn.
 	OIDC *mockoidc.MockOIDC
 	// signIn is the sign-in page in front of OIDC.
 	signIn  *signInPage
@@ -160,10 +165,11 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.DynamoEndpoint != "" {
 		e.DynamoEndpoint = opts.DynamoEndpoint
 	} else {
-		emulator := server.NewServer()
-		var ddbHandler http.Handler = emulator
+		// The emulator behind the partition router: a Query costs what it
+		// reads (partitioned), then the journal in front when persisting.
+		var ddbHandler http.Handler = newPartitioned(server.NewServer())
 		if opts.DataDir != "" {
-			e.persist = newPersister(emulator, persistOptions{dir: opts.DataDir, tables: opts.Tables, foldEvery: opts.FoldEvery,
+			e.persist = newPersister(ddbHandler, persistOptions{dir: opts.DataDir, tables: opts.Tables, foldEvery: opts.FoldEvery,
 				probeEvery: opts.ProbeEvery, sync: opts.syncFile, writeFile: opts.writeFile, log: opts.Logger})
 			ddbHandler = e.persist
 		}
@@ -202,8 +208,10 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	e.S3 = NewS3Client(e.S3Endpoint, opts.S3Options...)
 
 	// Google.
-	if e.OIDC, e.signIn, err = startOIDC(); err != nil {
-		return nil, err
+	if !opts.NoSignIn {
+		if e.OIDC, e.signIn, err = startOIDC(); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
 }

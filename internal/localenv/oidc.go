@@ -33,6 +33,9 @@ func startOIDC() (*mockoidc.MockOIDC, *signInPage, error) {
 		return nil, nil, fmt.Errorf("localenv: oidc: %w", err)
 	}
 	page := &signInPage{}
+	if err := m.AddMiddleware(loopbackOnly); err != nil {
+		return nil, nil, fmt.Errorf("localenv: oidc: %w", err)
+	}
 	err = m.AddMiddleware(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// mockoidc's session store and user queue are not safe for
@@ -87,6 +90,21 @@ func startOIDC() (*mockoidc.MockOIDC, *signInPage, error) {
 		return nil, nil, fmt.Errorf("localenv: oidc: %w", err)
 	}
 	return m, page, nil
+}
+
+// loopbackOnly refuses, with 403, every request that does not come from
+// this machine's loopback: the stand-in signs in whoever types an email,
+// so it must never answer another device, even if its port were
+// forwarded (it listens on 127.0.0.1 in the first place).
+func loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			http.Error(w, "The local sign-in answers this machine only. To sign in from other devices, run ndiro in server mode with a real sign-in provider (README, On one machine without AWS).", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // signInPage is the state of the sign-in page in front of mockoidc.

@@ -7,6 +7,7 @@ import (
 	"image/jpeg"
 	"io"
 	"net/http"
+	"net/url"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	smithymw "github.com/aws/smithy-go/middleware"
+	"github.com/google/go-cmp/cmp"
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/dynamo"
@@ -381,4 +384,167 @@ func browserDownscaled(b *testing.B, jpg []byte) []byte {
 		b.Fatal(err)
 	}
 	return out.Bytes()
+}
+
+// fiveYears writes a 5-year diary for owner straight to the table: four
+// meals a day from 2021-12-02 to 2026-12-01 (7,304 meals), each with a
+// photo's attributes, numbers and a note of 40 to 120 characters from a
+// list of dishes; every 97th meal is a crème brûlée, its note written in
+// one of several cases and accents. It returns the sort keys of those,
+// newest first.
+func fiveYears(b *testing.B, app *apptest.App, owner string) []string {
+	b.Helper()
+	dishes := []string{
+		"Porridge with blueberries and a spoon of honey",
+		"Lentil soup with bread, and a green salad with lemon",
+		"Vegetable curry with rice, raita on the side",
+		"Tortilla española, pan con tomate",
+		"Pho bò with lots of herbs and lime",
+		"Greek yoghurt, walnuts, a pear",
+		"Spätzle with mushrooms and a crisp salad",
+		"Bibimbap, extra kimchi, fried egg on top",
+		"Smørrebrød with herring and onions",
+		"Pasta al pomodoro e basilico, parmigiano",
+	}
+	brulee := []string{"Crème brûlée after dinner at Lucía's", "CREME BRULEE!", "crème brûlée, shared", "a Crème Brûlée and a coffee"}
+	kinds := []string{"breakfast", "lunch", "snack", "dinner"}
+	times := []string{"08:00:00", "12:30:00", "16:00:00", "19:30:00"}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	var items []map[string]types.AttributeValue
+	var want []string
+	start := time.Date(2021, 12, 2, 0, 0, 0, 0, time.UTC)
+	for i := 0; ; i++ {
+		d := start.AddDate(0, 0, i/4)
+		if d.After(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) {
+			break
+		}
+		day, tod := d.Format("2006-01-02"), times[i%4]
+		id := strings.ReplaceAll(tod, ":", "") + fmt.Sprintf("-%06x", i)
+		notes := dishes[(i*7+i/4)%len(dishes)]
+		if i%97 == 0 {
+			notes = brulee[(i/97)%len(brulee)]
+			want = append(want, day+"#"+id)
+		}
+		items = append(items, map[string]types.AttributeValue{
+			"user_id": s(owner), "sk": s(day + "#" + id), "meal_id": s(id), "date": s(day), "time": s(tod), "kind": s(kinds[i%4]),
+			"notes": s(notes), "kcal": n(fmt.Sprintf("%d.%d", 200+i%600, i%10)), "protein_g": n("21.5"), "carbs_g": n("40"), "fat_g": n("12.5"),
+			"photo_v": n(fmt.Sprint(1_700_000_000_000_000_000 + int64(i))), "photo_w": n("2048"), "photo_h": n("1536"), "thumb_w": n("480"), "thumb_h": n("360"),
+			"photo_taken": s(day + "T" + tod), "created_at": s(d.Format(time.RFC3339Nano)), "updated_at": s(d.Format(time.RFC3339Nano)), "version": n("1"),
+		})
+	}
+	batchPut(b, app, items)
+	slices.Reverse(want)
+	return want
+}
+
+// BenchmarkSearch searches a 5-year diary of 7,304 meals through the
+// whole stack (session, guard, the paced Query pages, matching in Go, the
+// template). First, as a test, it searches the whole diary for "creme
+// brulee" page by page and checks that every crème brûlée is found,
+// whatever its case and accents, newest first, and nothing else. Then:
+//   - page/common: the first page of a word in a tenth of the meals
+//     ("soup"), which ends at its 24th match;
+//   - page/rare: the first page of a rare word, which reads its full
+//     1,000 items;
+//   - whole/rare: every page of the rare word, to the oldest meal.
+//
+// Each reports items/page (ScannedCount through the SDK) and, from the
+// store, units/page (read units at DynamoDB's rule for the items' sizes,
+// eventually consistent) and bytes/item.
+func BenchmarkSearch(b *testing.B) {
+	app := apptest.New(b, apptest.Options{Log: io.Discard})
+	c := app.Client()
+	c.SignIn(admin)
+	owner := localenv.Subject(admin)
+	want := fiveYears(b, app, owner)
+
+	// The whole diary, page by page: every crème brûlée, newest first.
+	var got []string
+	pages := 0
+	for next := "/meals/search?q=creme+brulee"; next != ""; pages++ {
+		resp := c.Get(next)
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("GET %s = %d", next, resp.StatusCode)
+		}
+		doc := resp.Doc()
+		doc.Find("li.meal").Each(func(_ int, s *goquery.Selection) {
+			href, _ := s.Find("a").Attr("href")
+			date, id, _ := strings.Cut(strings.TrimPrefix(href, "/meals/"), "/")
+			got = append(got, date+"#"+id)
+		})
+		next, _ = doc.Find("a[rel=next]").Attr("href")
+	}
+	// Cards of one day are in the order of the day; days newest first.
+	slices.SortStableFunc(got, func(a, c string) int { return strings.Compare(c[:10], a[:10]) })
+	if d := cmp.Diff(want, got); d != "" {
+		b.Fatalf("the whole diary's crème brûlées (-want +got):\n%s", d)
+	}
+	first := c.Get("/meals/search?q=creme+brulee").Doc().Find("li.meal").Length()
+	for _, q := range []string{"CRÈME BRÛLÉE", "Creme BRULEE", "brûlée"} {
+		if n := c.Get("/meals/search?" + url.Values{"q": {q}}.Encode()).Doc().Find("li.meal").Length(); n != first || n == 0 {
+			b.Fatalf("search %q finds %d on its first page, want the %d of creme brulee", q, n, first)
+		}
+	}
+	b.Logf("%d meals; %q found %d in %d pages", 7304, "creme brulee", len(got), pages)
+
+	page := func(b *testing.B, q string) {
+		req := c.ServerRequest("/meals/search?" + url.Values{"q": {q}}.Encode())
+		app.Calls.Reset()
+		serveLoop(b, app.Handler, req, http.StatusOK)
+		b.ReportMetric(float64(app.Calls.Scanned()["Query"])/float64(b.N), "items/page")
+		res, err := app.Meals.Search(context.Background(), owner, "", meal.Matcher(q), func(context.Context, int) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(res.Units, "units/page")
+	}
+	b.Run("page/common", func(b *testing.B) { page(b, "soup") })
+	b.Run("page/rare", func(b *testing.B) { page(b, "creme brulee") })
+	b.Run("whole/rare", func(b *testing.B) {
+		b.ReportAllocs()
+		app.Calls.Reset()
+		var units float64
+		for b.Loop() {
+			units = 0
+			before := ""
+			for {
+				res, err := app.Meals.Search(context.Background(), owner, before, meal.Matcher("creme brulee"), func(context.Context, int) error { return nil })
+				if err != nil {
+					b.Fatal(err)
+				}
+				units += res.Units
+				if before = res.Next; before == "" {
+					break
+				}
+			}
+		}
+		b.ReportMetric(float64(app.Calls.Scanned()["Query"])/float64(b.N), "items/search")
+		b.ReportMetric(units, "units/search")
+	})
+}
+
+// BenchmarkMatch folds and matches the notes of 1,000 meals (a full
+// search page), a third of them with accents, against a two-word search:
+// the work in Go that a stored normalised copy of the notes would save.
+func BenchmarkMatch(b *testing.B) {
+	notes := []string{"Crème brûlée after dinner at Lucía's", "Lentil soup with bread, and a green salad with lemon", "Spätzle with mushrooms and a crisp salad"}
+	meals := make([]meal.Meal, 1000)
+	for i := range meals {
+		meals[i] = meal.Meal{Kind: meal.Lunch, Notes: notes[i%len(notes)]}
+	}
+	match := meal.Matcher("creme brulee")
+	found := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		found = 0
+		for i := range meals {
+			if match(&meals[i]) {
+				found++
+			}
+		}
+	}
+	if found != 334 {
+		b.Fatalf("found %d, want 334", found)
+	}
 }

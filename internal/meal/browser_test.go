@@ -51,9 +51,9 @@ func TestBrowserPhotoCaching(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#notes`), "browser lunch"),
 		// A click, so the page script uploads it with its progress bar.
 		chromedp.Click(chromedp.CSS(`form.meal-form button[type=submit]`)),
-		// Date and time were left at the device clock, so the app offers
-		// the photo's capture time.
-		chromedp.WaitVisible(chromedp.CSS(`#taken-offer`)),
+		// Date and time were left at the device clock, so the page script
+		// filed the meal at the photo's capture time; Save opens its month.
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
 	)
 	if err != nil {
 		t.Fatalf("sign in and add a meal: %v", err)
@@ -147,8 +147,8 @@ func TestBrowserWideGamut(t *testing.T) {
 		chromedp.WaitReady(chromedp.CSS(`#photo`)),
 		chromedp.SetUploadFiles(chromedp.CSS(`#photo`), []string{file}),
 		chromedp.Click(chromedp.CSS(`form.meal-form button[type=submit]`)),
-		// Saved: the page script opens the month (or the capture-time offer).
-		chromedp.WaitVisible(chromedp.CSS(`.flash, #taken-offer`)),
+		// Saved: the page script opens the month.
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
 	)
 	if err != nil {
 		t.Fatalf("sign in and add a meal: %v", err)

@@ -34,7 +34,11 @@ type detailPage struct {
 	// Heading is the kind, capitalised: "Lunch".
 	Heading string
 	// When is the date and time in words: "Tuesday 1 September 2026, 12:30".
-	When       string
+	When string
+	// Taken is when the photo was taken, in words ("Fri 14 Jun 2024,
+	// 12:31"), if that is more than TakenApart from When; "" otherwise.
+	// The owner's alone, like the capture time itself.
+	Taken      string
 	Prev, Next *neighbour
 	// MonthURL leads back to the meal in its month; MonthLabel names the
 	// month ("September 2026").
@@ -108,6 +112,9 @@ func (h *Handler) Detail(w http.ResponseWriter, r *http.Request) error {
 		MonthURL:   mealLink(m),
 		MonthLabel: d.Month().Time().Format("January 2006"),
 		Comments:   commentViews(m, u),
+	}
+	if t, err := m.TakenTime(); err == nil && farFrom(t, m.Date, m.Time) {
+		p.Taken = t.Format("Mon 2 Jan 2006, 15:04")
 	}
 	p.Title = p.Heading + ", " + d.Time().Format("2 January 2006")
 	lo, hi, _ := DayRange(from, to) // the window Window just read

@@ -30,6 +30,10 @@ type Form struct {
 	// from the original's EXIF ("2006-01-02T15:04:05"), for a photo the
 	// browser downscaled, which drops EXIF; "" if unknown.
 	Taken string
+	// FixedDate marks a form opened for one day (the day's "+" link,
+	// /meals/new?date=): its date is the owner's choice, so a photo only
+	// sets the time, and only if it was taken that day (fileByPhoto).
+	FixedDate bool
 	// ConfirmFuture: the owner confirmed a date more than a day ahead.
 	ConfirmFuture bool
 	Errors        map[string]string
@@ -44,6 +48,7 @@ func FormFrom(v url.Values) Form {
 		Hunger: v.Get("hunger"), Fullness: v.Get("fullness"),
 		DefaultDate: v.Get("default_date"), DefaultTime: v.Get("default_time"),
 		Pending: v.Get("pending"), Taken: v.Get("taken"), ConfirmFuture: v.Get("confirm_future") == "1",
+		FixedDate: v.Get("fixed_date") == "1",
 	}
 }
 
@@ -54,17 +59,20 @@ type numberField struct {
 	name, label string
 	max         decimal.Decimal
 	scale       bool
+	// legend and hint head a scale's radio buttons: "Hunger before",
+	// "1 not hungry · 5 very hungry".
+	legend, hint string
 }
 
 // numberFields are the form's optional numbers, in form order (DESIGN.md,
 // meal attributes).
 var numberFields = []numberField{
-	{"kcal", "Energy (kcal)", MaxKcal, false},
-	{"protein_g", "Protein (g)", MaxGrams, false},
-	{"carbs_g", "Carbs (g)", MaxGrams, false},
-	{"fat_g", "Fat (g)", MaxGrams, false},
-	{"hunger", "Hunger before (1–5)", decimal.NewFromInt(5), true},
-	{"fullness", "Fullness after (1–5)", decimal.NewFromInt(5), true},
+	{"kcal", "Energy (kcal)", MaxKcal, false, "", ""},
+	{"protein_g", "Protein (g)", MaxGrams, false, "", ""},
+	{"carbs_g", "Carbs (g)", MaxGrams, false, "", ""},
+	{"fat_g", "Fat (g)", MaxGrams, false, "", ""},
+	{"hunger", "Hunger before (1–5)", decimal.NewFromInt(5), true, "Hunger before", "1 not hungry · 5 very hungry"},
+	{"fullness", "Fullness after (1–5)", decimal.NewFromInt(5), true, "Fullness after", "1 not full · 5 very full"},
 }
 
 // text returns the form's text of field name.
@@ -89,12 +97,18 @@ func (f *Form) text(name string) string {
 // NumberInput is one number input as the form template shows it, with
 // the messages the page script shows when it checks the field before
 // sending (the same words the server uses; the server stays the
-// authority).
+// authority). A scale (hunger, fullness) is a row of radio buttons named
+// after it, "None" (blank) and 1 to 5, which need no script.
 type NumberInput struct {
 	Name, Label, Value, Err string
 	// Scale marks a whole number from 1 to 5; Max is the largest value.
 	Scale bool
 	Max   string
+	// Legend, Hint and Choices are a scale's radio buttons: the group's
+	// name, what 1 and 5 mean, and the six choices, the one matching
+	// Value checked (none when Value is no choice, as after a refusal).
+	Legend, Hint string
+	Choices      []ScaleChoice
 	// Messages the page script shows: not a number, negative, too many
 	// decimals, too large (for a scale: any of them is MsgNumber).
 	MsgNumber, MsgNegative, MsgPrecise, MsgLarge string
@@ -107,6 +121,8 @@ func (f *Form) Numbers() []NumberInput {
 		in := NumberInput{Name: nf.name, Label: nf.label, Value: f.text(nf.name), Err: f.Errors[nf.name], Scale: nf.scale, Max: nf.max.String()}
 		if nf.scale {
 			in.MsgNumber = scaleMessage(nf.label)
+			in.Legend, in.Hint = nf.legend, nf.hint
+			in.Choices = scaleChoices(strings.TrimSpace(in.Value))
 		} else {
 			in.MsgNumber = numberMessage(nf, ErrNotNumber)
 			in.MsgNegative = numberMessage(nf, ErrNegative)
@@ -114,6 +130,22 @@ func (f *Form) Numbers() []NumberInput {
 			in.MsgLarge = numberMessage(nf, ErrNumberLarge)
 		}
 		out[i] = in
+	}
+	return out
+}
+
+// ScaleChoice is one radio button of a scale: its value ("" for none,
+// "1" to "5"), its label and whether it is chosen.
+type ScaleChoice struct {
+	Value, Label string
+	Checked      bool
+}
+
+// scaleChoices are a scale's six radio buttons with v's checked.
+func scaleChoices(v string) []ScaleChoice {
+	out := []ScaleChoice{{"", "None", v == ""}}
+	for _, c := range []string{"1", "2", "3", "4", "5"} {
+		out = append(out, ScaleChoice{c, c, v == c})
 	}
 	return out
 }

@@ -20,8 +20,9 @@ type gridDay struct {
 	Heading string
 	// AddLabel names the day for the "+" button: "Add a meal on 1 September".
 	AddLabel string
-	// Kcal, ProteinG, CarbsG and FatG are the day's sums as shown; "" when
-	// no meal of the day records the number.
+	// Kcal, ProteinG, CarbsG and FatG are the day's sums as shown (kcal
+	// whole, rounded once from the exact sum: "2563" for 2563.4; grams as
+	// summed); "" when no meal of the day records the number.
 	Kcal, ProteinG, CarbsG, FatG string
 	Cards                        []gridMeal
 }
@@ -34,7 +35,7 @@ type gridMeal struct {
 	HHMM      string // "12:30"
 	Kind      Kind
 	Notes     string
-	Kcal      string // "" if blank
+	Kcal      string // whole: "491" for 491.4; "" if blank
 	DetailURL string
 	HasPhoto  bool
 	// Pic is the thumbnail in the grid's slot: below the first screen
@@ -52,6 +53,15 @@ func shown(n *Number) string {
 	return n.String()
 }
 
+// shownWhole is n rounded to a whole number as the page shows kcal; "" for
+// a blank number.
+func shownWhole(n *Number) string {
+	if n == nil {
+		return ""
+	}
+	return n.Whole()
+}
+
 // gridDays lays days out for the grid: headings in words, and every
 // thumbnail after the first EagerThumbs marked lazy. withYear writes the
 // year in headings (windows may cross a year).
@@ -61,7 +71,7 @@ func gridDays(days []Day, withYear bool) []gridDay {
 	n := 0
 	for i, d := range days {
 		g := gridDay{Date: d.Date.String(), AddLabel: "Add a meal on " + d.Date.Time().Format("2 January"),
-			Kcal: shown(d.Kcal), ProteinG: shown(d.ProteinG), CarbsG: shown(d.CarbsG), FatG: shown(d.FatG)}
+			Kcal: shownWhole(d.Kcal), ProteinG: shown(d.ProteinG), CarbsG: shown(d.CarbsG), FatG: shown(d.FatG)}
 		g.Heading = d.Date.Time().Format("Monday 2 January")
 		if withYear {
 			g.Heading = d.Date.Time().Format("Mon 2 Jan 2006")
@@ -70,7 +80,7 @@ func gridDays(days []Day, withYear bool) []gridDay {
 		for j := range d.Meals {
 			m := &d.Meals[j]
 			c := gridMeal{ID: m.ID, Date: m.Date, Time: m.Time, HHMM: m.HHMM(), Kind: m.Kind, Notes: m.Notes,
-				Kcal: shown(m.Kcal), DetailURL: m.DetailURL(), HasPhoto: m.HasPhoto(), Comments: len(m.Comments)}
+				Kcal: shownWhole(m.Kcal), DetailURL: m.DetailURL(), HasPhoto: m.HasPhoto(), Comments: len(m.Comments)}
 			if c.HasPhoto {
 				alt := "Photo of the " + string(m.Kind) + " at " + c.HHMM
 				if m.Notes != "" {

@@ -2,6 +2,7 @@ package meal_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -66,7 +67,7 @@ func TestMonthTotalsAndSummary(t *testing.T) {
 
 	doc := c.Get("/meals?month=2026-09").Doc()
 	for sel, want := range map[string]string{
-		"#day-2026-09-01 .day-totals": "0.3 kcalP 10.5 gC 3 g",
+		"#day-2026-09-01 .day-totals": "0 kcalP 10.5 gC 3 g",
 		"#day-2026-09-02 .day-totals": "100 kcalP 20 gF 1.5 g",
 		"#summary .logged":            "3 days logged · 4 meals",
 		"#summary .averages":          "Average per logged day: 50 kcal (2 days)P 15.3 g (2 days)C 3 g (1 day)F 1.5 g (1 day)",
@@ -89,6 +90,50 @@ func TestMonthTotalsAndSummary(t *testing.T) {
 	putMeal(t, app2, admin, meal.Meal{Date: "2026-09-02", Time: "12:00", Kcal: num("2001"), ProteinG: num("60.5"), CarbsG: num("0"), FatG: num("30")})
 	if got := c2.Get("/meals?month=2026-09").Text("#summary .averages"); got != "Average per logged day: 1501 kcalP 55.3 gC 50 gF 30 g" {
 		t.Errorf("averages = %q", got)
+	}
+}
+
+// TestKcalWhole: kcal are stored as typed and shown whole everywhere an
+// owner reads them (card, day total, summary, meal page), each sum rounded
+// once from the exact stored values, so the day total and the summary of
+// a one-day month say the same; the edit form and the export keep the
+// decimal (both edges of the number).
+func TestKcalWhole(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	resp := c.PostForm("/meals", mealForm("date", "2026-09-01", "time", "12:30", "kcal", "491.4"))
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add = %d", resp.StatusCode)
+	}
+	c.PostForm("/meals", mealForm("date", "2026-09-01", "time", "19:30", "kcal", "2072"))
+	lunch := allMeals(t, app, admin)[0]
+	if lunch.Kcal.String() != "491.4" {
+		t.Fatalf("stored kcal = %s, want 491.4 as typed", lunch.Kcal)
+	}
+	doc := c.Get("/meals?month=2026-09").Doc()
+	for sel, want := range map[string]string{
+		"#meal-" + lunch.ID + " .kcal": "491 kcal",
+		"#day-2026-09-01 .total":       "2563 kcal",
+		"#summary .averages .kcal":     "2563 kcal",
+	} {
+		if got := strings.TrimSpace(doc.Find(sel).Text()); got != want {
+			t.Errorf("month %s = %q, want %q", sel, got, want)
+		}
+	}
+	if got := c.Get(lunch.DetailURL()).Text(".numbers .kcal"); got != "491 kcal" {
+		t.Errorf("meal page kcal = %q, want 491 kcal", got)
+	}
+	if v, _ := c.Get(lunch.DetailURL() + "/edit").Doc().Find("#kcal").Attr("value"); v != "491.4" {
+		t.Errorf("edit form kcal = %q, want 491.4 as stored", v)
+	}
+	var out struct {
+		Meals []map[string]json.RawMessage `json:"meals"`
+	}
+	if err := json.Unmarshal([]byte(c.Get("/account/export.json").Body), &out); err != nil || len(out.Meals) != 2 {
+		t.Fatalf("export: %v, %d meals", err, len(out.Meals))
+	}
+	if got := string(out.Meals[0]["kcal"]); got != "491.4" {
+		t.Errorf("export kcal = %s, want the number 491.4", got)
 	}
 }
 
@@ -193,7 +238,7 @@ func TestDetailPage(t *testing.T) {
 		{doc.Find("title").Text(), "Lunch, 1 September 2026 · ndiro"},
 		{doc.Find(".when").Text(), "Tuesday 1 September 2026, 12:30"},
 		{doc.Find("main .notes").Text(), lunch.Notes},
-		{doc.Find(".numbers .kcal").Text(), "512.5 kcal"},
+		{doc.Find(".numbers .kcal").Text(), "513 kcal"},
 		{doc.Find(".numbers .hunger").Text(), "4 of 5"},
 		{attr("img.photo", "src"), lunch.DisplayURL()},
 		{attr("img.photo", "width") + "x" + attr("img.photo", "height"), "800x600"},
@@ -281,5 +326,138 @@ func TestMovedMeal(t *testing.T) {
 	href, _ := old.Doc().Find("main a.button").Attr("href")
 	if old.StatusCode != http.StatusNotFound || old.Text("h1") != "Meal moved or deleted" || href != "/meals?month=2026-09#day-2026-09-01" {
 		t.Errorf("old address = %d %q linking to %q, want 404 Meal moved or deleted linking to 1 September", old.StatusCode, old.Text("h1"), href)
+	}
+}
+
+// septemberMonth signs in an owner whose today is 15 September 2026, with
+// meals on the 3rd (two) and the 14th, and returns the client.
+func septemberMonth(t *testing.T) *apptest.Client {
+	t.Helper()
+	app, c := signedIn(t)
+	app.Clock.Set(time.Date(2026, 9, 15, 10, 0, 0, 0, time.UTC))
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-03", Time: "08:00", Notes: "a"})
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-03", Time: "12:00", Notes: "b"})
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-14", Time: "12:00", Notes: "c"})
+	return c
+}
+
+// TestMonthStrip: the month page's calendar strip lists each day of the
+// month, the logged ones linked to their sections, today and the days
+// after it marked; each day's "+" is named by its own content.
+func TestMonthStrip(t *testing.T) {
+	t.Parallel()
+	c := septemberMonth(t)
+	doc := c.Get("/meals").Doc()
+	var strip []string
+	doc.Find("#strip li").Each(func(_ int, s *goquery.Selection) {
+		href, _ := s.Find("a").Attr("href")
+		cur, _ := s.Attr("aria-current")
+		if c, ok := s.Find("a").Attr("aria-current"); ok {
+			cur = c
+		}
+		cls, _ := s.Attr("class")
+		strip = append(strip, strings.Join(strings.Fields(href+" "+s.Text()+" "+cur+" "+cls), " "))
+	})
+	if len(strip) != 30 {
+		t.Fatalf("strip has %d days, want September's 30", len(strip))
+	}
+	for i, want := range map[int]string{
+		0: "Tu 1", 2: "#day-2026-09-03 Th 3, 2 meals", 13: "#day-2026-09-14 Mo 14, 1 meal",
+		14: "Tu 15 date", 15: "We 16 f", 29: "We 30 f",
+	} {
+		if strip[i] != want {
+			t.Errorf("strip day %d = %q, want %q", i+1, strip[i], want)
+		}
+	}
+	if label, _ := doc.Find("#strip").Attr("aria-label"); label != "Days of September 2026" {
+		t.Errorf("strip label = %q", label)
+	}
+	for _, id := range []string{"day-2026-09-03", "day-2026-09-14"} {
+		if doc.Find("section#"+id).Length() != 1 {
+			t.Errorf("the strip links to #%s, which the page does not hold", id)
+		}
+	}
+	// "+": its accessible name comes from its content, which holds the
+	// day; the visible "+" is hidden from screen readers.
+	add := doc.Find("#day-2026-09-03 a.add-day")
+	if _, has := add.Attr("aria-label"); has || strings.TrimSpace(add.Find(".visually-hidden").Text()) != "Add a meal on 3 September" || add.Find(`[aria-hidden=true]`).Text() != "+" {
+		t.Errorf("the day's + link is %q", goquery.NewDocumentFromNode(add.Nodes[0]).Text())
+	}
+
+}
+
+// TestMonthPager: no link into the future, from a month or a window; the
+// range form sits by the pager, filled with the month.
+func TestMonthPager(t *testing.T) {
+	t.Parallel()
+	c := septemberMonth(t)
+	doc := c.Get("/meals").Doc()
+	// No link into the future: September is the current month.
+	if n := doc.Find("a[rel=next]").Length(); n != 0 {
+		t.Errorf("the current month links to the next month")
+	}
+	if href, _ := doc.Find("a[rel=prev]").Attr("href"); href != "/meals?month=2026-08" {
+		t.Errorf("prev = %q", href)
+	}
+	if href, _ := c.Get("/meals?month=2026-08").Doc().Find("a[rel=next]").Attr("href"); href != "/meals?month=2026-09" {
+		t.Errorf("August links on to %q, want September", href)
+	}
+	if n := c.Get("/meals?month=2026-10").Doc().Find("a[rel=next]").Length(); n != 0 {
+		t.Error("a future month links further into the future")
+	}
+	// The range form: next to the pager, the month's first and last day.
+	from, _ := doc.Find("#window input[name=from]").Attr("value")
+	to, _ := doc.Find("#window input[name=to]").Attr("value")
+	if from != "2026-09-01" || to != "2026-09-30" || doc.Find("nav.pager + .tools #window").Length() != 1 {
+		t.Errorf("range form from %q to %q (by the pager: %d), want 2026-09-01 to 2026-09-30 right after the pager", from, to, doc.Find("nav.pager + .tools #window").Length())
+	}
+	// A window ending after today has no next window.
+	w := c.Get("/meals?from=2026-09-01&to=2026-09-07").Doc()
+	if href, _ := w.Find("a[rel=next]").Attr("href"); href != "/meals?from=2026-09-08&to=2026-09-14" {
+		t.Errorf("the first week links on to %q", href)
+	}
+	if n := c.Get("/meals?from=2026-09-09&to=2026-09-15").Doc().Find("a[rel=next]").Length(); n != 0 {
+		t.Error("the window holding today links into the future")
+	}
+}
+
+// TestMonthDenseGrid: the denser grid is chosen by ?grid= and remembered
+// in a cookie of the browser's, across pages, until ?grid=normal.
+func TestMonthDenseGrid(t *testing.T) {
+	t.Parallel()
+	c := septemberMonth(t)
+	doc := c.Get("/meals").Doc()
+	// The denser grid.
+	if doc.Find(".days.dense").Length() != 0 {
+		t.Error("the denser grid without asking")
+	}
+	toggle, _ := doc.Find("[data-grid-toggle]").Attr("href")
+	if toggle != "/meals?grid=dense&month=2026-09" {
+		t.Errorf("grid toggle = %q", toggle)
+	}
+	resp := c.Get(toggle)
+	if resp.Doc().Find(".days.dense").Length() != 1 {
+		t.Error("?grid=dense shows the usual grid")
+	}
+	var cookie *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "ndiro_grid" {
+			cookie = ck
+		}
+	}
+	if cookie == nil || cookie.Value != "dense" || cookie.MaxAge < 300*24*3600 || cookie.Path != "/meals" {
+		t.Fatalf("?grid=dense set the cookie %v, want ndiro_grid=dense for a year on /meals", cookie)
+	}
+	if c.Get("/meals?month=2026-08").Doc().Find(".days.dense, #empty").Length() == 0 {
+		t.Error("the choice is not remembered")
+	}
+	if c.Get("/meals").Doc().Find(".days.dense").Length() != 1 {
+		t.Error("the denser grid is not remembered on the next page")
+	}
+	if href, _ := c.Get("/meals").Doc().Find("[data-grid-toggle]").Attr("href"); href != "/meals?grid=normal&month=2026-09" {
+		t.Errorf("grid toggle back = %q", href)
+	}
+	if c.Get("/meals?grid=normal").Doc().Find(".days.dense").Length() != 0 || c.Get("/meals").Doc().Find(".days.dense").Length() != 0 {
+		t.Error("?grid=normal does not bring the usual grid back")
 	}
 }

@@ -5,8 +5,10 @@ package meal
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"ndiro/internal/limit"
@@ -52,6 +54,9 @@ type Handler struct {
 	now      func() time.Time
 	log      *slog.Logger
 	uploads  *limit.Limiter // photo uploads, per owner
+	// searchPace holds every owner's searches together to
+	// SearchReadUnitsPerSecond.
+	searchPace *limit.Pacer
 }
 
 // Deps are the Handler's collaborators.
@@ -67,15 +72,23 @@ type Deps struct {
 	Pages    *web.Pages
 	// Now is the clock of every rule (the owner's today, rate limits).
 	Now func() time.Time
-	Log *slog.Logger
+	// Clock is what searches wait on for read units (limit.Pacer); nil is
+	// the wall clock.
+	Clock limit.Clock
+	Log   *slog.Logger
 }
 
 // NewHandler returns the diary pages.
 func NewHandler(d Deps) *Handler {
+	var clock limit.Clock = limit.SystemClock{}
+	if d.Clock != nil {
+		clock = d.Clock
+	}
 	return &Handler{
 		w:     &writer{rows: d.Store, objects: d.Photos, forget: d.Server.Cache().Forget, kick: d.Variants.Kick, log: d.Log},
 		store: d.Store, users: d.Users, photos: d.Photos, server: d.Server, pipeline: d.Pipeline, pages: d.Pages, now: d.Now, log: d.Log,
-		uploads: limit.New(limit.Rule{Every: UploadEvery, Burst: UploadBurst, MaxKeys: uploadKeys}, d.Now),
+		uploads:    limit.New(limit.Rule{Every: UploadEvery, Burst: UploadBurst, MaxKeys: uploadKeys}, d.Now),
+		searchPace: limit.NewPacer(SearchReadUnitsPerSecond, SearchReadUnitsBurst, clock),
 	}
 }
 
@@ -88,22 +101,38 @@ type listPage struct {
 	Prev, Next string // links to the neighbouring month or window; "" at the ends
 	PrevLabel  string
 	NextLabel  string
-	From, To   string // the window, on window pages
-	IsWindow   bool
+	// From and To are the window shown, or on a month page its first and
+	// last day, which the range form starts from.
+	From, To string
+	IsWindow bool
 	// WindowError explains why the requested window was refused.
 	WindowError string
+	// Strip is the month page's calendar strip, its list items (stripHTML;
+	// "" on other pages); StripLabel names it: "Days of September 2026".
+	Strip      template.HTML
+	StripLabel string
+	// Dense shows the denser grid (gridCookie); GridURL switches it.
+	Dense   bool
+	GridURL string
+	// Filed is the note about a meal just filed at its photo's time.
+	Filed *filedNote
+	// Search is the search page's state; nil on the other pages.
+	Search *searchView
 }
 
 // List is GET /meals: with ?from=&to= the day window (inclusive, at most 93
 // days), otherwise the month ?month=2026-09, by default the current month in
-// the owner's time zone. Each is ONE Query.
+// the owner's time zone. Each is ONE Query. There is no link into the
+// future: the pager stops at the current month, or the window that holds
+// today.
 func (h *Handler) List(w http.ResponseWriter, r *http.Request) error {
 	u := user.FromContext(r.Context())
 	q := r.URL.Query()
 	if q.Has("from") || q.Has("to") {
 		return h.window(w, r, u, q.Get("from"), q.Get("to"))
 	}
-	m := DateOf(h.now().In(u.Location())).Month()
+	today := DateOf(h.now().In(u.Location()))
+	m := today.Month()
 	if s := q.Get("month"); s != "" {
 		var err error
 		if m, err = ParseMonth(s); err != nil {
@@ -115,14 +144,21 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := &listPage{
-		Base:    web.Base{Title: m.Time().Format("January 2006")},
-		Heading: m.Time().Format("January 2006"),
+		Base:       web.Base{Title: m.Time().Format("January 2006")},
+		Heading:    m.Time().Format("January 2006"),
+		From:       m.First().String(),
+		To:         m.Last().String(),
+		StripLabel: "Days of " + m.Time().Format("January 2006"),
 	}
 	p.Days, p.Summary = diaryGrid(meals, false)
+	p.Strip = stripHTML(calendarStrip(m, p.Days, today))
+	p.Dense = denseGrid(w, r, q)
+	p.GridURL = gridToggle("/meals", url.Values{"month": {m.String()}}, p.Dense)
+	p.Filed = filed(w, r, meals)
 	if prev := m.Prev(); prev.InRange() {
 		p.Prev, p.PrevLabel = "/meals?month="+prev.String(), prev.Time().Format("Jan 2006")
 	}
-	if next := m.Next(); next.InRange() {
+	if next := m.Next(); next.InRange() && !today.Before(next.First()) {
 		p.Next, p.NextLabel = "/meals?month="+next.String(), next.Time().Format("Jan 2006")
 	}
 	return h.pages.Render(w, r, http.StatusOK, "meal/list", p)
@@ -168,10 +204,13 @@ func (h *Handler) window(w http.ResponseWriter, r *http.Request, u *user.User, f
 		IsWindow: true,
 	}
 	p.Days, p.Summary = diaryGrid(meals, true)
+	p.Dense = denseGrid(w, r, r.URL.Query())
+	p.GridURL = gridToggle("/meals", url.Values{"from": {p.From}, "to": {p.To}}, p.Dense)
 	if a := from.AddDays(-n); a.Time().Year() >= MinYear {
 		p.Prev, p.PrevLabel = link(a, to.AddDays(-n)), days(n)
 	}
-	if b := to.AddDays(n); b.Time().Year() <= MaxYear {
+	today := DateOf(h.now().In(u.Location()))
+	if b := to.AddDays(n); b.Time().Year() <= MaxYear && !today.Before(from.AddDays(n)) {
 		p.Next, p.NextLabel = link(from.AddDays(n), b), days(n)
 	}
 	return h.pages.Render(w, r, http.StatusOK, "meal/list", p)
@@ -198,8 +237,10 @@ type formPage struct {
 	Version int64
 	// Meal is the meal being edited (its photo), nil on the add form.
 	Meal *Meal
-	// Taken, if set, is the photo's capture time to offer moving the meal to.
-	Taken *time.Time
+	// PhotoTime, on an add form shown again with a kept photo whose
+	// capture time will file the meal (fileByPhoto), words that time:
+	// "Fri 14 Jun 2024, 12:31"; "" otherwise.
+	PhotoTime string
 	// Fresh marks an untouched new form, whose time (and date, unless
 	// FixedDate) the page script may replace with the device's clock, never
 	// the owner's input.
@@ -223,6 +264,15 @@ func (h *Handler) renderForm(w http.ResponseWriter, r *http.Request, status int,
 	if p.Form.Errors == nil {
 		p.Form.Errors = map[string]string{}
 	}
+	if !p.Edit && p.Kept != nil {
+		probe := Meal{Date: p.Form.Date, Time: p.Form.Time, Kind: Kind(p.Form.Kind)}
+		if t, err := ParseTimeOfDay(p.Form.Time); err == nil {
+			probe.Time = t.String()
+		}
+		if fileByPhoto(&p.Form, &probe, p.Kept.Taken, DateOf(h.now().In(user.FromContext(r.Context()).Location()))) {
+			p.PhotoTime = probe.DateTime().Format("Mon 2 Jan 2006, 15:04")
+		}
+	}
 	if p.Title == "" {
 		p.Title = "Add a meal"
 		if p.Edit {
@@ -237,11 +287,10 @@ func (h *Handler) renderForm(w http.ResponseWriter, r *http.Request, status int,
 func (h *Handler) New(w http.ResponseWriter, r *http.Request) error {
 	u := user.FromContext(r.Context())
 	f := Defaults(h.now().In(u.Location()))
-	fixed := false
 	if d, err := ParseDate(r.URL.Query().Get("date")); err == nil {
-		f.Date, f.DefaultDate, fixed = d.String(), d.String(), true
+		f.Date, f.DefaultDate, f.FixedDate = d.String(), d.String(), true
 	}
-	return h.renderForm(w, r, http.StatusOK, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == "", Fresh: true, FixedDate: fixed})
+	return h.renderForm(w, r, http.StatusOK, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == "", Fresh: true, FixedDate: f.FixedDate})
 }
 
 // errFormNotRead is the 500 of a meal form route without its web.Form
@@ -265,17 +314,12 @@ func (h *Handler) Edit(w http.ResponseWriter, r *http.Request) error {
 	if !found {
 		return err
 	}
-	return h.renderForm(w, r, http.StatusOK, h.editPage(m, FormOf(m), r.URL.Query().Get("offer")))
+	return h.renderForm(w, r, http.StatusOK, h.editPage(m, FormOf(m)))
 }
 
-// editPage is the edit form for m showing f; offer "taken" proposes moving
-// the meal to its photo's capture time.
-func (h *Handler) editPage(m *Meal, f Form, offer string) *formPage {
-	p := &formPage{Form: f, Edit: true, Action: m.DetailURL(), Version: m.Version, Meal: m}
-	if offer == "taken" {
-		if t, err := m.TakenTime(); err == nil && farFrom(t, m.Date, m.Time) {
-			p.Taken = &t
-		}
-	}
-	return p
+// editPage is the edit form for m showing f. It never offers to move the
+// meal by its photo: the meal stays where it was saved unless its date or
+// time is edited.
+func (h *Handler) editPage(m *Meal, f Form) *formPage {
+	return &formPage{Form: f, Edit: true, Action: m.DetailURL(), Version: m.Version, Meal: m}
 }

@@ -78,7 +78,7 @@ func TestAddMealAndMonthView(t *testing.T) {
 	doc := page.Doc()
 	li := doc.Find("#meal-" + m.ID)
 	for sel, want := range map[string]string{
-		".kcal": "512.5 kcal", ".notes": "Lentil soup\nand bread", "time": "12:30", ".kind": "lunch",
+		".kcal": "513 kcal", ".notes": "Lentil soup\nand bread", "time": "12:30", ".kind": "lunch",
 	} {
 		if got := strings.TrimSpace(li.Find(sel).Text()); got != want {
 			t.Errorf("meal card %s = %q, want %q", sel, got, want)
@@ -88,7 +88,7 @@ func TestAddMealAndMonthView(t *testing.T) {
 		t.Errorf("meal card links to %q, want its detail page", href)
 	}
 	for sel, want := range map[string]string{
-		".total": "512.5 kcal", ".protein": "P 20 g", ".carbs": "C 0 g",
+		".total": "513 kcal", ".protein": "P 20 g", ".carbs": "C 0 g",
 	} {
 		if got := strings.TrimSpace(doc.Find("#day-2026-09-01 .day-totals " + sel).Text()); got != want {
 			t.Errorf("day total %s = %q, want %q", sel, got, want)
@@ -100,7 +100,7 @@ func TestAddMealAndMonthView(t *testing.T) {
 	// Every number of the meal, on its detail page.
 	detail := c.Get("/meals/2026-09-01/" + m.ID).Doc()
 	for sel, want := range map[string]string{
-		".kcal": "512.5 kcal", ".protein": "20 g", ".carbs": "0 g", ".hunger": "4 of 5",
+		".kcal": "513 kcal", ".protein": "20 g", ".carbs": "0 g", ".hunger": "4 of 5",
 		".notes": "Lentil soup\nand bread", "h1": "Lunch", ".when": "Tuesday 1 September 2026, 12:30",
 	} {
 		if got := strings.TrimSpace(detail.Find("main " + sel).Text()); got != want {
@@ -126,9 +126,9 @@ func TestDaysNewestFirst(t *testing.T) {
 	t.Parallel()
 	_, c := signedIn(t)
 	for _, f := range []url.Values{
-		mealForm("date", "2026-09-02", "time", "08:00", "kind", "breakfast", "kcal", "0.1"),
+		mealForm("date", "2026-09-02", "time", "08:00", "kind", "breakfast", "kcal", "0.4"),
 		mealForm("date", "2026-09-01", "time", "19:00", "kind", "dinner"),
-		mealForm("date", "2026-09-02", "time", "07:00", "kind", "drink", "kcal", "0.2"),
+		mealForm("date", "2026-09-02", "time", "07:00", "kind", "drink", "kcal", "0.4"),
 	} {
 		if resp := c.PostForm("/meals", f); resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("POST = %d", resp.StatusCode)
@@ -147,9 +147,10 @@ func TestDaysNewestFirst(t *testing.T) {
 	if d := cmp.Diff([]string{"07:00", "08:00", "19:00"}, times); d != "" {
 		t.Errorf("meal order (-want +got):\n%s", d)
 	}
-	// 0.1 + 0.2 in decimal: exactly 0.3.
-	if got := strings.TrimSpace(doc.Find("#day-2026-09-02 .total").Text()); got != "0.3 kcal" {
-		t.Errorf("day total = %q, want 0.3 kcal", got)
+	// 0.4 + 0.4 summed exactly, then rounded once: 1, though each meal
+	// shows 0.
+	if got := strings.TrimSpace(doc.Find("#day-2026-09-02 .total").Text()); got != "1 kcal" {
+		t.Errorf("day total = %q, want 1 kcal", got)
 	}
 }
 
@@ -360,6 +361,9 @@ func TestEditMeal(t *testing.T) {
 	}
 	if want := "/meals?month=2026-10#meal-" + ms[0].ID; resp.Location() != want {
 		t.Errorf("after the move: %q, want %q", resp.Location(), want)
+	}
+	if flash := c.Get(resp.Location()).Text(".flash"); flash != "Meal saved, moved to Monday 5 October 2026, 09:00." {
+		t.Errorf("flash after the move by edit = %q", flash)
 	}
 	// The old address says the meal moved or was deleted, linking to its day.
 	for _, stale := range []string{editURL, "/meals/2026-09-01/" + m.ID} {
@@ -677,5 +681,71 @@ func TestAccountTimeZone(t *testing.T) {
 	u, _ := app.Users.Get(context.Background(), localenv.Subject(admin))
 	if u.TimeZone != "America/Los_Angeles" {
 		t.Errorf("tz = %q", u.TimeZone)
+	}
+}
+
+// TestSavedFlash: a new meal's flash is "Meal saved."; the last of a batch
+// of several photos (the page script sends batch=N) counts them; a batch
+// count that is no count of a batch is ignored.
+func TestSavedFlash(t *testing.T) {
+	t.Parallel()
+	_, c := signedIn(t)
+	for batch, want := range map[string]string{"": "Meal saved.", "3": "3 meals saved.", "100": "100 meals saved.", "1": "Meal saved.", "101": "Meal saved.", "-2": "Meal saved.", "three": "Meal saved."} {
+		resp := c.PostForm("/meals", mealForm("batch", batch))
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("batch %q: save = %d", batch, resp.StatusCode)
+		}
+		if got := c.Get(resp.Location()).Text(".flash"); got != want {
+			t.Errorf("batch %q: flash %q, want %q", batch, got, want)
+		}
+	}
+}
+
+// TestScalesAsRadios: hunger and fullness are radio buttons named hunger
+// and fullness, None (blank) and 1 to 5, which a form without JavaScript
+// sends as 1 to 5; the form shown again keeps the choice, or none after a
+// refused value, and the edit form shows the saved one.
+func TestScalesAsRadios(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	doc := c.Get("/meals/new").Doc()
+	for _, name := range []string{"hunger", "fullness"} {
+		var values []string
+		doc.Find("#" + name + " input[type=radio][name=" + name + "]").Each(func(_ int, s *goquery.Selection) {
+			v, _ := s.Attr("value")
+			values = append(values, v)
+		})
+		if d := cmp.Diff([]string{"", "1", "2", "3", "4", "5"}, values); d != "" {
+			t.Errorf("%s radios (-want +got):\n%s", name, d)
+		}
+		if v, _ := doc.Find("#" + name + " input[checked]").Attr("value"); v != "" {
+			t.Errorf("%s starts at %q, want None", name, v)
+		}
+		if role, _ := doc.Find("fieldset#" + name).Attr("role"); role != "radiogroup" || doc.Find("fieldset#"+name+" legend").Length() != 1 {
+			t.Errorf("%s is not a radio group with a legend", name)
+		}
+	}
+	// Kept through a correction; a value that is no choice checks none.
+	resp := c.PostForm("/meals", mealForm("hunger", "4", "fullness", "9"))
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("fullness 9 = %d, want 422", resp.StatusCode)
+	}
+	d := resp.Doc()
+	if v, _ := d.Find("#hunger input[checked]").Attr("value"); v != "4" || d.Find("#fullness input[checked]").Length() != 0 {
+		t.Errorf("the corrected form checks hunger %q and %d fullness choices, want 4 and none", v, d.Find("#fullness input[checked]").Length())
+	}
+	if got := d.Find("#fullness-err").Text(); got != "Fullness after (1–5) must be a whole number from 1 to 5, or left blank." {
+		t.Errorf("fullness message = %q", got)
+	}
+	if resp := c.PostForm("/meals", mealForm("hunger", "4", "fullness", "2")); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("hunger 4, fullness 2 = %d", resp.StatusCode)
+	}
+	m := allMeals(t, app, admin)[0]
+	if m.Hunger == nil || *m.Hunger != 4 || m.Fullness == nil || *m.Fullness != 2 {
+		t.Fatalf("stored hunger %v fullness %v, want 4 and 2", m.Hunger, m.Fullness)
+	}
+	e := c.Get(m.DetailURL() + "/edit").Doc()
+	if h, _ := e.Find("#hunger input[checked]").Attr("value"); h != "4" {
+		t.Errorf("edit form hunger = %q, want 4", h)
 	}
 }

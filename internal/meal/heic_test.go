@@ -30,8 +30,10 @@ func TestUploadHEIC(t *testing.T) {
 	if len(ms) != 1 || ms[0].PhotoW != 2048 || ms[0].PhotoH != 1536 || ms[0].ThumbW != 480 || ms[0].ThumbH != 360 || ms[0].PhotoTaken != "2024-06-15T08:02:44" {
 		t.Fatalf("meals = %+v, want one 2048x1536 photo taken 2024-06-15T08:02:44", ms)
 	}
-	if !strings.HasSuffix(resp.Location(), "/edit?offer=taken") {
-		t.Errorf("redirect = %q, want the capture-time offer", resp.Location())
+	// Date and time left as the form showed them: filed at the capture
+	// time the server read from the HEIC's EXIF, on the month it lands on.
+	if want := "/meals?month=2024-06#meal-" + ms[0].ID; resp.Location() != want || ms[0].Date+" "+ms[0].Time != "2024-06-15 08:02:44" {
+		t.Errorf("redirect = %q, meal at %s %s; want %q, filed at the photo's 2024-06-15 08:02:44", resp.Location(), ms[0].Date, ms[0].Time, want)
 	}
 	for _, key := range ms[0].PhotoKeys() {
 		b := object(t, app, key)

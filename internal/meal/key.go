@@ -231,7 +231,8 @@ func KeyBelow(sk string) string {
 	return sk[:len(sk)-1] + string(sk[len(sk)-1]-1) + "~"
 }
 
-// KeyAbove: see KeyBelow.
+// KeyAbove is the lowest key above every key that begins with sk: sk
+// followed by "~" (see KeyBelow).
 func KeyAbove(sk string) string { return sk + "~" }
 
 func digits(s string) bool {

@@ -90,6 +90,36 @@ func (n Number) Decimal() decimal.Decimal { return n.d }
 // String returns the value as typed back to a person: "12.5", "0", "300".
 func (n Number) String() string { return n.d.String() }
 
+// Whole returns the value rounded to a whole number, half away from zero,
+// as pages show kcal: "491" for 491.4, "492" for 491.5, "0" for 0.3. The
+// number itself keeps its decimal as typed (the edit form, the exports and
+// JSON show that); a sum is rounded once, after adding the exact values,
+// so a day's total and the month's average agree with each other.
+func (n Number) Whole() string {
+	// From the decimal's own text: a month page shows 120 of these, and
+	// Round works through big integers (BenchmarkMonthPage).
+	s := n.d.String()
+	dot := strings.IndexByte(s, '.')
+	switch {
+	case dot < 0:
+		return s
+	case s[0] == '-':
+		return n.d.Round(0).String()
+	case s[dot+1] < '5':
+		return s[:dot]
+	}
+	// Up by one: carry through the nines ("999.5" is "1000").
+	b := []byte(s[:dot])
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < '9' {
+			b[i]++
+			return string(b)
+		}
+		b[i] = '0'
+	}
+	return "1" + string(b)
+}
+
 // MarshalJSON writes a bare JSON number (12.5), never a quoted string.
 func (n Number) MarshalJSON() ([]byte, error) { return []byte(n.d.String()), nil }
 

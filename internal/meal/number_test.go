@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,36 @@ func TestParseNumber(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("ParseNumber(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestWhole: kcal as pages show it, rounded to a whole number half away
+// from zero, from the exact decimal.
+func TestWhole(t *testing.T) {
+	for in, want := range map[string]string{
+		"491.4": "491", "491.5": "492", "491.6": "492", "0.3": "0", "0.5": "1",
+		"0": "0", "2563.4": "2563", "19999.9": "20000", "300": "300", "999.5": "1000", "9.5": "10", "99.4": "99", "0.4": "0",
+	} {
+		n, err := meal.ParseNumber(in, meal.MaxKcal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Whole(); got != want {
+			t.Errorf("ParseNumber(%q).Whole() = %q, want %q", in, got, want)
+		}
+		if got := n.String(); got != strings.TrimSuffix(in, ".0") {
+			t.Errorf("ParseNumber(%q).String() = %q, want it as typed", in, got)
+		}
+		if got, round := n.Whole(), n.Decimal().Round(0).String(); got != round {
+			t.Errorf("ParseNumber(%q).Whole() = %q, but Round(0) gives %q", in, got, round)
+		}
+	}
+	// Sums and values past one decimal place round the same way.
+	for _, s := range []string{"0.45", "0.55", "12.05", "1234.4999", "1234.5000", "7", "-2.5", "-2.4"} {
+		n := meal.NumberOf(decimal.RequireFromString(s))
+		if got, want := n.Whole(), n.Decimal().Round(0).String(); got != want {
+			t.Errorf("Whole(%s) = %q, want %q", s, got, want)
 		}
 	}
 }

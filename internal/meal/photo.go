@@ -14,25 +14,6 @@ import (
 	"ndiro/internal/web"
 )
 
-// OfferAfter is how far a photo's capture time must be from the meal's date
-// and time before moving the meal there is offered: a photo taken just now
-// is the meal being logged.
-const OfferAfter = time.Hour
-
-// farFrom reports whether the camera time taken (zero if unknown) is more
-// than OfferAfter from the meal's date and time, both wall clocks.
-func farFrom(taken time.Time, date, tod string) bool {
-	if taken.IsZero() {
-		return false
-	}
-	at, err := time.Parse("2006-01-02 15:04:05", date+" "+tod)
-	if err != nil {
-		return false
-	}
-	d := taken.Sub(at)
-	return d > OfferAfter || d < -OfferAfter
-}
-
 // allowUpload spends one of owner's uploads (UploadBurst) if the form
 // carries a chosen photo, before anything is decoded; a form without one
 // (a photo kept from before included) costs nothing. Out of uploads, it

@@ -21,8 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/PuerkitoBio/goquery"
-
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
@@ -373,68 +371,6 @@ func TestPhotoVersionFollowsBytes(t *testing.T) {
 	c.PostForm(editURL+"/delete", nil)
 	if keys := objects(t, app); len(keys) != 0 {
 		t.Errorf("objects after deleting the meal: %v", keys)
-	}
-}
-
-func TestCaptureTimeOffer(t *testing.T) {
-	t.Parallel()
-	app, c := signedIn(t)
-	// Date and time left at the defaults the form offered.
-	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait-small.jpg"),
-		"date", "2026-09-01", "time", "12:30", "default_date", "2026-09-01", "default_time", "12:30")
-	m := allMeals(t, app, admin)[0]
-	if want := "/meals/2026-09-01/" + m.ID + "/edit?offer=taken"; resp.Location() != want {
-		t.Fatalf("redirect = %q, want the offer %q", resp.Location(), want)
-	}
-	page := c.Get(resp.Location()).Doc()
-	offer := page.Find("#taken-offer")
-	if d, _ := offer.Find("input[name=date]").Attr("value"); d != "2024-06-14" {
-		t.Fatalf("offer date = %q, want 2024-06-14", d)
-	}
-	form := url.Values{}
-	offer.Find("input").Each(func(_ int, s *goquery.Selection) {
-		n, _ := s.Attr("name")
-		v, _ := s.Attr("value")
-		form.Set(n, v)
-	})
-	action, _ := offer.Find("form").Attr("action")
-	if resp := c.PostForm(action, form); resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("move = %d; %s", resp.StatusCode, resp.Body)
-	}
-	ms := allMeals(t, app, admin)
-	if len(ms) != 1 || ms[0].Date != "2024-06-14" || ms[0].Time != "12:31:07" || ms[0].PhotoV != m.PhotoV {
-		t.Fatalf("after move: %+v", ms)
-	}
-	if got := c.Get(ms[0].ThumbURL()); got.StatusCode != http.StatusOK {
-		t.Errorf("moved photo = %d", got.StatusCode)
-	}
-	if keys := objects(t, app); len(keys) != 2 || !strings.Contains(keys[0], "/2024-06-14/") {
-		t.Errorf("objects after move = %v", keys)
-	}
-
-	// Changed date: no offer.
-	resp = upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait-small.jpg"),
-		"date", "2026-09-02", "time", "12:30", "default_date", "2026-09-01", "default_time", "12:30")
-	if strings.Contains(resp.Location(), "offer") {
-		t.Errorf("offer made although the date was changed: %s", resp.Location())
-	}
-}
-
-func TestNoOfferForARecentPhoto(t *testing.T) {
-	t.Parallel()
-	app, c := signedIn(t)
-	// phone-portrait.jpg was taken 2024-06-14 12:31:07; the form's defaults
-	// are half an hour earlier: that is the meal being logged, no offer.
-	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, "phone-portrait-small.jpg"),
-		"date", "2024-06-14", "time", "12:00", "default_date", "2024-06-14", "default_time", "12:00")
-	if resp.StatusCode != http.StatusSeeOther || strings.Contains(resp.Location(), "offer") {
-		t.Fatalf("upload = %d → %q, want 303 to the month without an offer", resp.StatusCode, resp.Location())
-	}
-	if flash := c.Get(resp.Location()).Text(".flash"); flash != "Meal saved." {
-		t.Errorf("flash = %q, want Meal saved.", flash)
-	}
-	if ms := allMeals(t, app, admin); len(ms) != 1 || ms[0].PhotoTaken != "2024-06-14T12:31:07" {
-		t.Errorf("meals = %+v, want one with photo_taken 2024-06-14T12:31:07", ms)
 	}
 }
 

@@ -84,20 +84,34 @@ type upload struct {
 
 func (u upload) present() bool { return u.proc != nil || u.pending != nil }
 
-// photo returns the upload as the photo of version v: sizes from the
-// processed or kept copies, the capture time from the photo itself, else
-// the one sent apart.
-func (u upload) photo(v photo.Version) Photo {
-	w, h, tw, th, taken := 0, 0, 0, 0, time.Time{}
-	if u.proc != nil {
-		w, h, tw, th, taken = u.proc.Width, u.proc.Height, u.proc.ThumbWidth, u.proc.ThumbHeight, u.proc.Taken
-	} else if u.pending != nil {
-		w, h, tw, th, taken = u.pending.Width, u.pending.Height, u.pending.ThumbWidth, u.pending.ThumbHeight, u.pending.Taken
+// takenAt returns the photo's capture time, the camera's wall clock: from
+// the photo itself, else the one sent apart; zero if unknown or no photo.
+func (u upload) takenAt() time.Time {
+	var taken time.Time
+	switch {
+	case u.proc != nil:
+		taken = u.proc.Taken
+	case u.pending != nil:
+		taken = u.pending.Taken
+	default:
+		return time.Time{}
 	}
 	if taken.IsZero() {
 		taken = u.taken
 	}
-	return newPhoto(v, w, h, tw, th, taken)
+	return taken
+}
+
+// photo returns the upload as the photo of version v: sizes from the
+// processed or kept copies, the capture time as takenAt gives it.
+func (u upload) photo(v photo.Version) Photo {
+	w, h, tw, th := 0, 0, 0, 0
+	if u.proc != nil {
+		w, h, tw, th = u.proc.Width, u.proc.Height, u.proc.ThumbWidth, u.proc.ThumbHeight
+	} else if u.pending != nil {
+		w, h, tw, th = u.pending.Width, u.pending.Height, u.pending.ThumbWidth, u.pending.ThumbHeight
+	}
+	return newPhoto(v, w, h, tw, th, u.takenAt())
 }
 
 // put stores the upload as m's photo (m.PhotoV must be set) under

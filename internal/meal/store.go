@@ -318,29 +318,7 @@ func (s *Store) Beyond(ctx context.Context, userID, lo, hi string, before bool) 
 	if before {
 		sk = expression.Key("sk").LessThan(expression.Value(lo))
 	}
-	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("user_id").Equal(expression.Value(userID)).And(sk)).Build()
-	if err != nil {
-		return nil, fmt.Errorf("meal: beyond: %w", err)
-	}
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		Limit:                     aws.Int32(1),
-		ScanIndexForward:          aws.Bool(!before),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("meal: beyond: %w", err)
-	}
-	if len(out.Items) == 0 {
-		return nil, fmt.Errorf("meal: beyond: %w", ErrNotFound)
-	}
-	var m Meal
-	if err := attributevalue.UnmarshalMap(out.Items[0], &m); err != nil {
-		return nil, fmt.Errorf("meal: beyond: decode: %w", err)
-	}
-	return &m, nil
+	return s.first(ctx, "beyond", userID, sk, before)
 }
 
 // Adjacent returns userID's meal next to the one at sort key sk within
@@ -361,28 +339,35 @@ func (s *Store) Adjacent(ctx context.Context, userID, sk, lo, hi string, before 
 	if b < a {
 		return nil, fmt.Errorf("meal: adjacent: %w", ErrNotFound)
 	}
-	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("user_id").Equal(expression.Value(userID)).
-		And(expression.KeyBetween(expression.Key("sk"), expression.Value(a), expression.Value(b)))).Build()
+	return s.first(ctx, "adjacent", userID, expression.KeyBetween(expression.Key("sk"), expression.Value(a), expression.Value(b)), before)
+}
+
+// first is the one meal of userID's partition whose sort key meets sk:
+// ONE Query with Limit 1, read backwards with last (the highest such key),
+// else forwards. It returns ErrNotFound when no meal meets it; op names
+// the caller in errors.
+func (s *Store) first(ctx context.Context, op, userID string, sk expression.KeyConditionBuilder, last bool) (*Meal, error) {
+	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("user_id").Equal(expression.Value(userID)).And(sk)).Build()
 	if err != nil {
-		return nil, fmt.Errorf("meal: adjacent: %w", err)
+		return nil, fmt.Errorf("meal: %s: %w", op, err)
 	}
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		Limit:                     aws.Int32(1),
-		ScanIndexForward:          aws.Bool(!before),
+		ScanIndexForward:          aws.Bool(!last),
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("meal: adjacent: %w", err)
+		return nil, fmt.Errorf("meal: %s: %w", op, err)
 	}
 	if len(out.Items) == 0 {
-		return nil, fmt.Errorf("meal: adjacent: %w", ErrNotFound)
+		return nil, fmt.Errorf("meal: %s: %w", op, ErrNotFound)
 	}
 	var m Meal
 	if err := attributevalue.UnmarshalMap(out.Items[0], &m); err != nil {
-		return nil, fmt.Errorf("meal: adjacent: decode: %w", err)
+		return nil, fmt.Errorf("meal: %s: decode: %w", op, err)
 	}
 	return &m, nil
 }

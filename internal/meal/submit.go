@@ -49,8 +49,9 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := h.now()
+	today := DateOf(now.In(u.Location()))
 	f := FormFrom(r.Form)
-	m, _ := f.Validate(DateOf(now.In(u.Location())))
+	m, _ := f.Validate(today)
 	up, err := h.readUpload(w, r, &f, now)
 	if err != nil {
 		return err
@@ -64,6 +65,8 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		}
 		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == "", Kept: up.pending})
 	}
+	// Date and time left as the form showed them: the photo says when.
+	byPhoto := fileByPhoto(&f, &m, up.takenAt(), today)
 	m.UserID, m.CreatedAt, m.UpdatedAt = u.ID, now.UTC(), now.UTC()
 	if err := h.w.create(ctx, &m, up, photo.Version(now.UnixNano())); pendingGone(err, &f) {
 		// The kept photo went between the check and its copy into place
@@ -75,12 +78,26 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.adoptTimeZone(r, u)
-	if taken, err := m.TakenTime(); err == nil && f.DateTimeDefault() && farFrom(taken, m.Date, m.Time) {
-		// Date and time were left at their defaults, but the photo was
-		// taken at another time: offer to move the meal there.
-		return finish(w, r, "/meals/"+m.Date+"/"+m.ID+"/edit?offer=taken", "")
+	if byPhoto && farFrom(up.takenAt(), f.DefaultDate, f.DefaultTime) {
+		// The month says so itself, with a way back to the form's time.
+		setFiled(w, &m, f.DefaultDate, f.DefaultTime)
+		return finish(w, r, mealLink(&m), "")
 	}
-	return finish(w, r, mealLink(&m), "Meal saved.")
+	return finish(w, r, mealLink(&m), savedFlash(r))
+}
+
+// MaxBatch is the most photos one "several photos at once" may send, as
+// the flash of its last meal counts them.
+const MaxBatch = 100
+
+// savedFlash is the flash after a new meal: "Meal saved.", or for the last
+// of several photos sent at once (the page script sends batch=N with it,
+// 2 ≤ N ≤ MaxBatch) "N meals saved.".
+func savedFlash(r *http.Request) string {
+	if n, err := strconv.Atoi(r.Form.Get("batch")); err == nil && n >= 2 && n <= MaxBatch {
+		return strconv.Itoa(n) + " meals saved."
+	}
+	return "Meal saved."
 }
 
 // adoptTimeZone saves the device's time zone (sent by the page script) as
@@ -122,7 +139,7 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 		if err := h.keep(r, &f, &c.upload); err != nil {
 			return err
 		}
-		p := h.editPage(cur, f, "")
+		p := h.editPage(cur, f)
 		p.Kept = c.upload.pending
 		return h.renderForm(w, r, http.StatusUnprocessableEntity, p)
 	}
@@ -133,9 +150,10 @@ func (h *Handler) Update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return h.notSaved(w, r, cur, f, c.upload, err)
 	}
-	flash := "Changes saved."
+	// Every save says "Meal saved", as a new meal's does.
+	flash := "Meal saved."
 	if saved.Date != cur.Date || saved.Time != cur.Time {
-		flash = "Meal moved to " + saved.DateTime().Format("Monday 2 January 2006, 15:04") + "."
+		flash = "Meal saved, moved to " + saved.DateTime().Format("Monday 2 January 2006, 15:04") + "."
 	}
 	return finish(w, r, mealLink(saved), flash)
 }
@@ -177,7 +195,7 @@ func (h *Handler) notSaved(w http.ResponseWriter, r *http.Request, cur *Meal, f 
 	case pendingGone(err, &f):
 		// The kept photo went between the check and its copy into place:
 		// nothing was saved, and the meal keeps the photo it had.
-		return h.renderForm(w, r, http.StatusUnprocessableEntity, h.editPage(cur, f, ""))
+		return h.renderForm(w, r, http.StatusUnprocessableEntity, h.editPage(cur, f))
 	case errors.As(err, &changed) && changed.photoSaved:
 		return h.conflict(w, r, changed.latest, f, upload{}, "Your new photo was saved.")
 	case errors.As(err, &changed):
@@ -185,7 +203,7 @@ func (h *Handler) notSaved(w http.ResponseWriter, r *http.Request, cur *Meal, f 
 	case errors.Is(err, ErrNotFound):
 		return h.gone(w, r, mustDate(cur.Date), &f)
 	case errors.Is(err, storage.ErrUnavailable):
-		return h.unavailable(w, r, err, h.editPage(cur, f, ""), &up)
+		return h.unavailable(w, r, err, h.editPage(cur, f), &up)
 	}
 	return err
 }
@@ -199,13 +217,14 @@ func (h *Handler) conflict(w http.ResponseWriter, r *http.Request, latest *Meal,
 	if err := h.keep(r, &f, &up); err != nil {
 		return err
 	}
-	p := h.editPage(latest, f, "")
+	p := h.editPage(latest, f)
 	p.Kept, p.Conflict, p.ConflictNote = up.pending, latest, note
 	return h.renderForm(w, r, http.StatusConflict, p)
 }
 
-// Move moves a meal to the date and time of the form (the offer to move a
-// meal to its photo's capture time), keeping everything else.
+// Move moves a meal to the date and time of the form (the month's "Move
+// to now" for a meal just filed at its photo's capture time), keeping
+// everything else.
 func (h *Handler) Move(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return web.BadRequest("The form could not be read.")

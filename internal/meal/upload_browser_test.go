@@ -146,9 +146,9 @@ func TestBrowserDownscales(t *testing.T) {
 		chromedp.SetUploadFiles(chromedp.CSS(`#photo`), []string{fixture(t, "phone-portrait.jpg")}),
 		chromedp.SendKeys(chromedp.CSS(`#notes`), "big photo"),
 		chromedp.Click(chromedp.CSS(`form.meal-form button[type=submit]`)),
-		// Date and time were left at the device clock: the capture time is
-		// offered.
-		chromedp.WaitVisible(chromedp.CSS(`#taken-offer`)),
+		// Date and time were left at the device clock: the page script
+		// filed the meal at the capture time, and Save opens its month.
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
 	)
 	if err != nil {
 		t.Fatalf("upload: %v", err)
@@ -160,6 +160,9 @@ func TestBrowserDownscales(t *testing.T) {
 	ms := allMeals(t, app, admin)
 	if len(ms) != 1 || ms[0].PhotoTaken != "2024-06-14T12:31:07" || ms[0].PhotoH > 2048 || ms[0].PhotoW >= ms[0].PhotoH {
 		t.Fatalf("meal = %+v, want a portrait ≤ 2048 px taken 2024-06-14T12:31:07", ms)
+	}
+	if got := ms[0].Date + " " + ms[0].Time; got != "2024-06-14 12:31:00" {
+		t.Errorf("meal at %s, want the photo's date and minute, 2024-06-14 12:31:00", got)
 	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+ms[0].DisplayURL()), chromedp.WaitReady(chromedp.CSS(`img`))); err != nil {
 		t.Fatal(err)
@@ -205,5 +208,12 @@ func TestBrowserBackfill(t *testing.T) {
 	want := map[string]string{"2024-06-14 12:31:00": "lunch", "2024-09-02 19:47:00": "dinner", "2024-06-15 08:05:00": "breakfast"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("meals = %v, want %v", got, want)
+	}
+	// The page of the last saved, at its card, highlighted, with the
+	// batch counted in the flash.
+	type landed struct{ Flash, Target, Hash string }
+	l, err := chromedp.Run(ctx, chromedp.Evaluate[landed](`({Flash: (document.querySelector(".flash") || {}).textContent || "", Target: (document.querySelector(":target") || {}).id || "", Hash: location.hash})`))
+	if err != nil || l.Flash != "3 meals saved." || l.Target == "" || "#"+l.Target != l.Hash {
+		t.Errorf("after the batch: flash %q, target %q at %q (%v); want 3 meals saved. at the last card", l.Flash, l.Target, l.Hash, err)
 	}
 }

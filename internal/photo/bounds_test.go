@@ -196,12 +196,13 @@ func TestHeaderShareHeld(t *testing.T) {
 	const budget = 16 << 20
 	for _, tc := range []struct {
 		free int64
+		wait time.Duration // waited out when refused; long when it fits, so load cannot end it first
 		want error
 	}{
-		{MetaBound(PNG) + int64(len(bomb)) - 1, ErrBusy},
-		{MetaBound(PNG) + int64(len(bomb)), ErrTooLarge},
+		{MetaBound(PNG) + int64(len(bomb)) - 1, 20 * time.Millisecond, ErrBusy},
+		{MetaBound(PNG) + int64(len(bomb)), time.Minute, ErrTooLarge},
 	} {
-		p := NewPipeline(budget, 20*time.Millisecond)
+		p := NewPipeline(budget, tc.wait)
 		release, err := p.Hold(context.Background(), budget-tc.free)
 		if err != nil {
 			t.Fatal(err)
@@ -233,18 +234,18 @@ func TestInMemoryUploadCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	cost, _ := decodeCost(h)
-	const budget = 32 << 20
-	p := NewPipeline(budget, 20*time.Millisecond)
-	release, err := p.Hold(context.Background(), budget-cost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
+	// A budget with room for the decode but not for the decode and the
+	// upload's bytes together: the upload spooled to a file fits, the same
+	// bytes held in memory need more than the whole budget and are refused
+	// at once, whatever the machine's load (the wait is long and unused).
+	budget := cost + int64(len(small))/2
+	p := NewPipeline(budget, time.Minute)
 	if _, err := p.ProcessAt(context.Background(), file, int64(len(small))); err != nil {
-		t.Errorf("ProcessAt(file) with its decode's %d bytes free = %v, want success", cost, err)
+		t.Errorf("ProcessAt(file) in a budget of its decode's %d bytes and %d more = %v, want success", cost, len(small)/2, err)
 	}
-	if _, err := p.Process(context.Background(), small); !errors.Is(err, ErrBusy) {
-		t.Errorf("Process(bytes) with only its decode's %d bytes free = %v, want ErrBusy (the %d bytes in memory count too)", cost, err, len(small))
+	var memErr *MemoryError
+	if _, err := p.Process(context.Background(), small); !errors.As(err, &memErr) || memErr.Need != cost+int64(len(small)) {
+		t.Errorf("Process(bytes) in that budget = %v, want a *MemoryError needing %d bytes (the %d bytes in memory count too)", err, cost+int64(len(small)), len(small))
 	}
 }
 

@@ -92,18 +92,28 @@ func TestTooMuchMemoryRefused(t *testing.T) {
 // through.
 func TestBusyAfterWait(t *testing.T) {
 	t.Parallel()
-	p := photo.NewPipeline(photo.DefaultBudget, 50*time.Millisecond)
-	release, err := p.Hold(context.Background(), photo.DefaultBudget)
-	if err != nil {
-		t.Fatal(err)
-	}
 	small := apptest.Photo(t, "small.jpg")
-	if _, err := p.Process(context.Background(), small); !errors.Is(err, photo.ErrBusy) {
-		t.Fatalf("Process with the budget spent = %v, want ErrBusy", err)
-	}
-	release()
-	if _, err := p.Process(context.Background(), small); err != nil {
-		t.Fatalf("Process after release = %v", err)
+	for _, tc := range []struct {
+		name string
+		wait time.Duration // short when it is to be waited out; long when it must not run out under load
+		back bool          // the budget given back before the upload
+		want error
+	}{
+		{"budget spent", 50 * time.Millisecond, false, photo.ErrBusy},
+		{"budget given back", time.Minute, true, nil},
+	} {
+		p := photo.NewPipeline(photo.DefaultBudget, tc.wait)
+		release, err := p.Hold(context.Background(), photo.DefaultBudget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.back {
+			release()
+		}
+		if _, err := p.Process(context.Background(), small); !errors.Is(err, tc.want) {
+			t.Errorf("%s: Process = %v, want %v", tc.name, err, tc.want)
+		}
+		release()
 	}
 }
 

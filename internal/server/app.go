@@ -55,7 +55,7 @@ type Backends struct {
 	Clock limit.Clock
 	// WriteHealth, if set, returns nil while storage takes writes and
 	// otherwise why not, wrapping storage.ErrFull or storage.ErrFailed
-	// (local mode: localenv.Env.WriteHealth; nil in AWS mode, whose
+	// (local and server mode: localenv.Env.WriteHealth; nil in AWS mode, whose
 	// backends report their own errors). While it fails, signed-in users'
 	// unsafe requests are refused early with the 507 page; a readiness
 	// check reports it.
@@ -163,7 +163,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	st.NotFound = pages.Handle(func(http.ResponseWriter, *http.Request) error {
 		return web.NotFound("There is no such file.")
 	})
-	pages.SecureCookies(cfg.Mode != config.ModeLocal)
+	pages.SecureCookies(cfg.Production())
 
 	sessions := scs.New()
 	sessions.Lifetime = 30 * 24 * time.Hour
@@ -171,7 +171,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	sessions.Cookie.Name = "ndiro_session"
 	sessions.Cookie.HttpOnly = true
 	sessions.Cookie.SameSite = http.SameSiteLaxMode
-	sessions.Cookie.Secure = cfg.Mode != config.ModeLocal
+	sessions.Cookie.Secure = cfg.Production()
 	sessions.Codec = auth.SessionCodec{} // strings only; gob costs ~20 µs a request
 	sessions.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { pages.Error(w, r, err) }
 
@@ -224,7 +224,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Gate:               gate,
 		Now:                now,
 		Log:                log,
-		SecureCookies:      cfg.Mode != config.ModeLocal,
+		SecureCookies:      cfg.Production(),
 		TrustedProxyHeader: cfg.TrustedProxyHeader,
 		InviteMisses:       inviteMisses,
 	})
@@ -256,6 +256,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Variants: variants,
 			Pages:    pages,
 			Now:      now,
+			Clock:    b.clock(now),
 			Log:      log,
 		}),
 		Shares: share.NewHandler(share.Deps{
@@ -291,7 +292,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Now:             now,
 			IsAdminEmail:    cfg.IsAdminEmail,
 		}),
-		HSTS:        cfg.Mode == config.ModeAWS,
+		HSTS:        cfg.Production(),
 		WriteHealth: b.WriteHealth,
 	})
 	// Recipient visits are counted in memory and written every

@@ -221,7 +221,11 @@ type pageReport struct {
 	// controls under 44×44 px; Images are img elements without width,
 	// height or alt; Fonts are form fields with text under 16 px.
 	Wide, Small, Images, Fonts []string
-	Controls                   int
+	// Boxes are checkboxes and radio buttons drawn under 20 px (their
+	// label wrapping squeezed them), but the segmented scales', which
+	// draw their label instead.
+	Boxes    []string
+	Controls int
 }
 
 // pageChecks opens every details element (so that what they hold is
@@ -254,7 +258,7 @@ const pageChecks = `(() => {
 		}
 		return false;
 	};
-	const out = {Width: W, ScrollWidth: document.documentElement.scrollWidth, Wide: [], Small: [], Images: [], Fonts: [], Controls: 0};
+	const out = {Width: W, ScrollWidth: document.documentElement.scrollWidth, Wide: [], Small: [], Images: [], Fonts: [], Boxes: [], Controls: 0};
 	for (const el of document.querySelectorAll("body *")) {
 		if (!shown(el) || inScroller(el)) continue;
 		const r = el.getBoundingClientRect();
@@ -271,6 +275,11 @@ const pageChecks = `(() => {
 		const r = target.getBoundingClientRect();
 		if (r.width < 44 || r.height < 44) out.Small.push(name(el) + " is " + r.width.toFixed(1) + "×" + r.height.toFixed(1));
 	}
+	for (const el of document.querySelectorAll("input[type=checkbox], input[type=radio]")) {
+		if (!shown(el) || el.closest(".segments")) continue;
+		const r = el.getBoundingClientRect();
+		if (r.width < 19.5 || r.height < 19.5) out.Boxes.push(name(el.labels && el.labels[0] || el) + " box is " + r.width.toFixed(1) + "×" + r.height.toFixed(1));
+	}
 	for (const img of document.querySelectorAll("img")) {
 		if (!img.hasAttribute("alt") || !(+img.getAttribute("width") > 0) || !(+img.getAttribute("height") > 0)) out.Images.push(img.outerHTML.slice(0, 120));
 	}
@@ -285,7 +294,7 @@ const pageChecks = `(() => {
 // browser starts headless Chromium for t (1280×800, no scrollbars, so
 // widths measure the page) and returns a tab's context.
 func browser(t *testing.T) context.Context {
-	return apptest.Browser(t, 1280, 800, 3*time.Minute, chromedp.Flag("hide-scrollbars", true))
+	return apptest.Browser(t, 1280, 800, 6*time.Minute, chromedp.Flag("hide-scrollbars", true))
 }
 
 // phone and desktop are the two viewports: a 390×844 phone (touch, 3×
@@ -373,6 +382,7 @@ func TestBrowserPages(t *testing.T) {
 		{"add", "/meals/new"},
 		{"edit", last.DetailURL() + "/edit"},
 		{"account", "/account"},
+		{"search", "/meals/search?q=lentil"},
 		{"shares", "/shares"},
 		{"admin-users", "/admin/users"},
 		{"admin-invites", "/admin/invites"},
@@ -424,6 +434,9 @@ func TestBrowserPages(t *testing.T) {
 		}
 		for _, f := range r.Fonts {
 			t.Errorf("%s %s: %s (iOS zooms into fields under 16 px)", size, name, f)
+		}
+		for _, b := range r.Boxes {
+			t.Errorf("%s %s: %s, under 20×20 px", size, name, b)
 		}
 	}
 	// within runs steps with a deadline of their own, so a page that never
@@ -481,6 +494,35 @@ func TestBrowserPages(t *testing.T) {
 		t.Errorf("tapping the thumbnail opened %q (%v), want %s", loc, err, first.DetailURL())
 	}
 
+	// A new share link: its card is in view under the sticky flash,
+	// highlighted, and says it is new.
+	open("/shares")
+	if err := within(
+		chromedp.SendKeys(chromedp.CSS(`#label`), "Coach"),
+		chromedp.Click(chromedp.CSS(`#share-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`li.share:target .created-note`)),
+	); err != nil {
+		t.Fatalf("create a share link: %v", err)
+	}
+	type created struct {
+		Flash, Note, Label, CardOutline string
+		FlashTop, FlashBottom, CardTop  float64
+		NoteTop, NoteBottom, Viewport   float64
+	}
+	cr, err := chromedp.Run(ctx, chromedp.Evaluate[created](`(() => {
+		const li = document.querySelector("li.share:target"), f = document.querySelector(".flash"), n = li.querySelector(".created-note");
+		return {Flash: f.textContent.trim(), Note: n.textContent.trim(), Label: li.querySelector(".share-label").textContent,
+			FlashTop: f.getBoundingClientRect().top, FlashBottom: f.getBoundingClientRect().bottom, CardTop: li.getBoundingClientRect().top,
+			NoteTop: n.getBoundingClientRect().top, NoteBottom: n.getBoundingClientRect().bottom,
+			CardOutline: getComputedStyle(li).outlineStyle, Viewport: innerHeight};
+	})()`))
+	if err != nil || cr.Label != "Coach" || !strings.HasPrefix(cr.Flash, "Link created.") || cr.Note != "New link: copy it below and send it." {
+		t.Errorf("after creating a link: %+v (%v)", cr, err)
+	}
+	if cr.FlashTop < 0 || cr.FlashBottom > cr.CardTop || cr.NoteTop < 0 || cr.NoteBottom > cr.Viewport || cr.CardOutline != "solid" {
+		t.Errorf("the new link's card at %.0f px (note %.0f–%.0f, outline %s) and the flash at %.0f–%.0f px, want both in view, the card highlighted below the flash", cr.CardTop, cr.NoteTop, cr.NoteBottom, cr.CardOutline, cr.FlashTop, cr.FlashBottom)
+	}
+
 	// The keyboard focus is visible.
 	open("/meals/new")
 	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
@@ -489,6 +531,18 @@ func TestBrowserPages(t *testing.T) {
 	focus, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const e = document.activeElement, s = getComputedStyle(e); return e.tagName + " " + s.outlineStyle + " " + s.outlineWidth; })()`))
 	if err != nil || !strings.HasPrefix(focus, "A solid ") || strings.HasSuffix(focus, " 0px") {
 		t.Errorf("the first Tab focuses %q (%v), want a link with a solid outline", focus, err)
+	}
+	// It is the skip link, shown while focused, leading to the content.
+	type skip struct {
+		Text, Href  string
+		Top, Bottom float64
+	}
+	sk, err := chromedp.Run(ctx, chromedp.Evaluate[skip](`(() => { const e = document.activeElement, r = e.getBoundingClientRect(); return {Text: e.textContent.trim(), Href: e.getAttribute("href"), Top: r.top, Bottom: r.bottom}; })()`))
+	if err != nil || sk.Text != "Skip to content" || sk.Href != "#main" || sk.Top < 0 || sk.Bottom > 100 {
+		t.Errorf("the first Tab focuses %+v (%v), want the skip link to #main, in view at the top", sk, err)
+	}
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("main#main").length`)); n != 1 {
+		t.Error("the skip link's target is not the page's main")
 	}
 
 	// Dark: the same pages on a dark page.
@@ -520,7 +574,7 @@ func TestBrowserPages(t *testing.T) {
 	if err := chromedp.Do(ctx, desktop()); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range pages[:9] { // the rest are checked on the phone only
+	for _, p := range pages[:10] { // the rest are checked on the phone only
 		open(p.path)
 		shoot("1280-"+p.name, p.name != "diary-month" && p.name != "shared")
 		check("1280", p.name, false)

@@ -200,6 +200,7 @@ func pages(d Deps) *chi.Mux {
 			r.Use(d.Auth.HoldWrites)
 			r.Get("/meals", d.Pages.Handle(d.Meals.List))
 			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))
+			r.Get("/meals/search", d.Pages.Handle(d.Meals.Search))
 			r.Get("/meals/pending/{token}", d.Pages.Handle(d.Meals.PendingPhoto))
 			r.With(upload).Post("/meals", d.Pages.Handle(d.Meals.Create))
 			r.Get("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Detail))

@@ -148,16 +148,16 @@ func (s *Store) withUnwritten(all []Share) {
 	}
 }
 
-// addOpens adds b's visits to sh's count, first and last open.
-func (sh *Share) addOpens(b *openBatch) {
-	sh.Opens += b.n
-	if sh.FirstOpenedAt == nil || b.first.Before(*sh.FirstOpenedAt) {
+// addOpens adds b's visits to s's count, first and last open.
+func (s *Share) addOpens(b *openBatch) {
+	s.Opens += b.n
+	if s.FirstOpenedAt == nil || b.first.Before(*s.FirstOpenedAt) {
 		first := b.first
-		sh.FirstOpenedAt = &first
+		s.FirstOpenedAt = &first
 	}
-	if sh.LastOpenedAt == nil || b.last.After(*sh.LastOpenedAt) {
+	if s.LastOpenedAt == nil || b.last.After(*s.LastOpenedAt) {
 		last := b.last
-		sh.LastOpenedAt = &last
+		s.LastOpenedAt = &last
 	}
 }
 

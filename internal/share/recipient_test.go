@@ -272,11 +272,11 @@ func TestCaptureTimeNeverShared(t *testing.T) {
 	if m.PhotoTaken != "2024-06-14T12:31:07" {
 		t.Fatalf("stored capture time = %q, want the fixture's 2024-06-14T12:31:07", m.PhotoTaken)
 	}
-	// The owner is offered the capture time: the fixture's time is there to
-	// leak.
-	offer := owner.Get("/meals/" + m.Date + "/" + m.ID + "/edit?offer=taken")
-	if all := everything(t, offer.Body); !strings.Contains(all, "12:31") {
-		t.Fatalf("the owner's edit page does not offer the capture time; the test would prove nothing")
+	// The owner's meal page says when the photo was taken: the fixture's
+	// time is there to leak.
+	own := owner.Get("/meals/" + m.Date + "/" + m.ID)
+	if all := everything(t, own.Body); !strings.Contains(all, "12:31") {
+		t.Fatalf("the owner's meal page does not show the capture time; the test would prove nothing")
 	}
 	tok := createShare(t, owner, shareForm())
 	forms := []string{"2024-06-14", "2024:06:14", "14 Jun", "Jun 14", "June", "12:31", "T12:31:07", "photo_taken"}

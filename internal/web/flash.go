@@ -26,6 +26,12 @@ func SetFlash(w http.ResponseWriter, msg string) {
 	})
 }
 
+// SecureCookie reports whether a cookie a handler sets on w should be
+// Secure, by the same policy as the flash message's (Pages.SecureCookies;
+// true for a w from outside Pages.Handle): for a handler's own short-lived
+// cookies.
+func SecureCookie(w http.ResponseWriter) bool { return secureCookies(w) }
+
 // secureCookies reports whether cookies written to w should be Secure:
 // what the Pages that handed out w (through Handle, perhaps wrapped
 // since) says, and true if none did.
