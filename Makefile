@@ -1,5 +1,5 @@
 # ndiro: `make run` starts local mode, `make test` runs the test suite
-# (the longer suites crash, memory, heic, e2e and faults have their own
+# (the longer suites crash, memory, heic, imagebytes, lighthouse, e2e and faults have their own
 # targets; CI runs them all).
 GO ?= go
 PKGS := ./...
@@ -8,7 +8,7 @@ PKGS := ./...
 # binary stays static. Every build and test uses it.
 TAGS := nodynamic
 
-.PHONY: run demo screenshots test crash memory heic check bench load release e2e faults a11y fmt vet
+.PHONY: run demo screenshots test crash memory heic imagebytes lighthouse check bench load release e2e faults a11y fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
@@ -53,6 +53,21 @@ memory:
 ## owner photo latency (p99) while four HEIC uploads queue (CI runs it)
 heic:
 	NDIRO_TEST_HEIC=1 $(GO) test -tags $(TAGS) -count=1 -run 'HEIC' -v ./internal/photo ./internal/meal ./cmd/ndiro
+
+## imagebytes: photo bytes of a 90-meal month of testdata's phone photos
+## on a phone (390x844, 3x) and of the recipient's weeks on a desktop
+## (1280x800), first screen and scrolled to the end, legacy copies
+## against sized ones (JPEG and WebP through srcset): each at most 45 %
+## (about 2 minutes; needs Chromium; CI runs it)
+imagebytes:
+	NDIRO_TEST_IMAGEBYTES=1 $(GO) test -tags $(TAGS) -count=1 -timeout 15m -run '^TestImageBytes$$' -v ./internal/server
+
+## lighthouse: Lighthouse 12 (mobile) on the month, a meal and a share
+## page: "Properly size images" and "Serve images in modern formats" must
+## pass (needs Node, npm and Chromium; e2e/lighthouse.sh installs
+## Lighthouse outside the repository; CI runs it)
+lighthouse:
+	./e2e/lighthouse.sh
 
 ## check: formatting, vet, then the tests
 check:

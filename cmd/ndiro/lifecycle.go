@@ -70,6 +70,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	b.Variants = true // every photo's sized copies, made in the background
 	app, err := server.Build(ctx, m.cfg, b, m.log, time.Now)
 	if err != nil {
 		return err

@@ -126,9 +126,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 //
 //   - "version" (or "--version") prints the version, commit and Go
 //     version (version.Write) and reads no configuration.
-//   - "heic-worker" is the HEIC decoder process ndiro starts itself:
-//     requests on stdin, answers on stdout (photo.RunHEICWorker). It reads
-//     no configuration.
+//   - "heic-worker" and "webp-worker" are the HEIC decoder and the WebP
+//     encoder processes ndiro starts itself: requests on stdin, answers
+//     on stdout (photo.RunHEICWorker, photo.RunWebPWorker). They read no
+//     configuration.
 //   - "healthcheck [-container]" asks a running ndiro's /healthz on
 //     NDIRO_ADDR and fails unless it answers 200: the container's health
 //     check, which needs no shell or curl in the image (healthcheck.Run).
@@ -138,6 +139,8 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 		return version.Write(stdout)
 	case "heic-worker":
 		return photo.RunHEICWorker(os.Stdin, os.Stdout)
+	case "webp-worker":
+		return photo.RunWebPWorker(os.Stdin, os.Stdout)
 	case "healthcheck":
 		cfg, err := config.Load(getenv)
 		if err != nil {
@@ -145,7 +148,7 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return healthcheck.Run(ctx, cfg.Addr, args[1:])
 	}
-	return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro version\" or \"ndiro healthcheck\" (\"ndiro heic-worker\" is started by ndiro itself)", args[0])
+	return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro version\" or \"ndiro healthcheck\" (\"ndiro heic-worker\" and \"ndiro webp-worker\" are started by ndiro itself)", args[0])
 }
 
 // newLogger is the one logger of a run: JSON lines in server and AWS

@@ -146,7 +146,7 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 		if !m.HasPhoto() {
 			continue
 		}
-		_, err := h.photos.Stream(ctx, u.ID, photo.Key(u.ID, m.Date, m.ID, photo.SizeDisplay), func() (io.Writer, error) {
+		_, err := h.photos.Stream(ctx, u.ID, photo.Key(u.ID, m.Date, m.ID, m.PhotoSet.Largest()), func() (io.Writer, error) {
 			begin()
 			// JPEG is compressed already: stored, not deflated again.
 			return zw.CreateHeader(&zip.FileHeader{Name: photoFile(m), Method: zip.Store, Modified: m.UpdatedAt})

@@ -77,6 +77,10 @@ type Options struct {
 	// runs the test binary as "heic-worker", which the test package's
 	// TestMain must hand to photo.RunHEICWorker (photo.MaybeHEICWorker).
 	HEICWorker func() *exec.Cmd
+	// Variants runs the variant job (server.Backends.Variants), whose
+	// WebP worker is the test binary run as "webp-worker": the package's
+	// TestMain must call photo.MaybeHEICWorker.
+	Variants bool
 	// DataDir, if set, is where the local backends persist (journal,
 	// snapshot, s3.bolt), as in local mode; a later New on the same
 	// DataDir is the app restarted. "" keeps everything in memory.
@@ -174,6 +178,7 @@ func New(t testing.TB, opts ...Options) *App {
 		},
 		Clock:       clock,
 		HEICWorker:  o.HEICWorker,
+		Variants:    o.Variants,
 		WriteHealth: health,
 		LeaseHealth: o.Lease,
 		Metrics:     mx,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"image/jpeg"
 	"io"
 	"net/http"
 	"net/url"
@@ -25,6 +26,7 @@ import (
 	"ndiro/internal/dynamo"
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
+	"ndiro/internal/photo"
 )
 
 // serveLoop serves req with h until the benchmark ends, checking the status.
@@ -164,7 +166,8 @@ func (q *cannedQuery) option(o *dynamodb.Options) {
 // BenchmarkOwnerPhoto serves a cached photo to its owner through the
 // whole stack (security headers, the ServeMux route, recovery, session
 // lookup, guard, cache, ETag), the thumbnail and the display copy of
-// phone-portrait.jpg, as 200 and as 304, and a bare http.ServeContent
+// phone-portrait.jpg and its sized copies a phone fetches (t320 and
+// d1080, JPEG and WebP), as 200 and as 304, and a bare http.ServeContent
 // handler serving the same bytes with the same ETag. The two alternate request by request, so
 // whatever else the machine is doing slows both alike. It reports:
 //   - ns/op: one owner request plus one bare request, timed together;
@@ -188,15 +191,25 @@ func BenchmarkOwnerPhoto(b *testing.B) {
 		b.Fatalf("upload = %d", resp.StatusCode)
 	}
 	m := allMeals(b, app, admin)[0]
-	for _, copy := range []struct {
+	if err := newVariantJob(b, app, nil).Make(context.Background(), m.UserID, m.Date, m.ID); err != nil {
+		b.Fatal(err)
+	}
+	copies := []struct {
 		name, url, etag string
 	}{
 		{"thumb", m.ThumbURL(), `"` + m.PhotoV.Tag() + `-thumb"`},
 		{"display", m.DisplayURL(), `"` + m.PhotoV.Tag() + `-display"`},
-	} {
+	}
+	// The sized copies a phone's grid and meal page fetch, in each format.
+	for _, size := range []photo.Size{"t320.jpg", "t320.webp", "d1080.jpg", "d1080.webp"} {
+		copies = append(copies, struct{ name, url, etag string }{string(size),
+			m.DisplayURL() + "&size=" + string(size), `"` + m.PhotoV.Tag() + "-" + string(size) + `"`})
+	}
+	for _, copy := range copies {
 		body := []byte(c.Get(copy.url).Body) // now cached
+		ctype := c.Get(copy.url).Header.Get("Content-Type")
 		bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "image/jpeg")
+			w.Header().Set("Content-Type", ctype)
 			w.Header().Set("ETag", copy.etag)
 			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 		})
@@ -304,6 +317,73 @@ func BenchmarkCreate(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")
 		})
 	}
+}
+
+// BenchmarkUpload times meal uploads through the whole app as a phone
+// sends them, one after another, each a new meal: phone-portrait.jpg as
+// the camera saves it (12 MP, 2.5 MB) and as the page script sends it,
+// downscaled by the browser to 2048 px (made here as a canvas export
+// would: Lanczos, JPEG quality 90). The variant job runs as in
+// production, so each upload also shares the machine with the sized
+// copies of the uploads before it. It reports the median and the 95th
+// percentile of the request's time (p50-ms, p95-ms) over 30 uploads a
+// run (UploadBurst: one owner's allowance at once).
+func BenchmarkUpload(b *testing.B) {
+	full := apptest.Photo(b, "phone-portrait.jpg")
+	small := browserDownscaled(b, full)
+	emails := make([]string, 0, 8)
+	for i := range 8 {
+		emails = append(emails, fmt.Sprintf("uploader%d@example.com", i))
+	}
+	app := apptest.New(b, apptest.Options{Log: io.Discard, Variants: true, Env: map[string]string{"ADMIN_EMAILS": strings.Join(emails, ",")}})
+	next := 0
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{{"12MP", full}, {"browser-2048", small}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var times []time.Duration
+			for b.Loop() {
+				c := app.Client()
+				c.SignIn(emails[next%len(emails)])
+				next++
+				for range UploadBurst {
+					start := time.Now()
+					resp := upload(c, "/meals", "photo.jpg", tc.body)
+					times = append(times, time.Since(start))
+					if resp.StatusCode != http.StatusSeeOther {
+						b.Fatalf("upload = %d", resp.StatusCode)
+					}
+				}
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(times[len(times)*95/100].Microseconds())/1000, "p95-ms")
+		})
+	}
+}
+
+// UploadBurst is meal.UploadBurst, the uploads one owner may send at once.
+const UploadBurst = meal.UploadBurst
+
+// browserDownscaled returns jpg fitted into 2048 px and encoded at quality
+// 90, upright (its EXIF orientation applied, as a canvas draws it), as
+// the page script sends a photo.
+func browserDownscaled(b *testing.B, jpg []byte) []byte {
+	p := photo.NewPipeline(photo.DefaultBudget, time.Minute)
+	proc, err := p.Process(context.Background(), jpg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	img, err := jpeg.Decode(bytes.NewReader(proc.Display))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := jpeg.Encode(&out, img, &jpeg.Options{Quality: 90}); err != nil {
+		b.Fatal(err)
+	}
+	return out.Bytes()
 }
 
 // fiveYears writes a 5-year diary for owner straight to the table: four

@@ -3,10 +3,13 @@ package meal_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"image/png"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -196,4 +199,107 @@ func TestBrowserWideGamut(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBrowserWideGamutWebP: a Display P3 photo's WebP copies keep its
+// colours as its JPEGs do (TestBrowserWideGamut): the variant job's
+// d720.webp of wide-gamut-p3.jpg, served by the app, shows its P3 red
+// swatch as sRGB (255,0,0) on an sRGB screen, and the same WebP with its
+// ICCP chunk dropped (what an encoder that takes no profile writes) shows
+// it dull, (234,51,35).
+func TestBrowserWideGamutWebP(t *testing.T) {
+	t.Parallel()
+	app, c := signedIn(t)
+	if resp := upload(c, "/meals", "wide-gamut-p3.jpg", apptest.Photo(t, "wide-gamut-p3.jpg")); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("upload = %d", resp.StatusCode)
+	}
+	m := allMeals(t, app, admin)[0]
+	if err := newVariantJob(t, app, nil).Make(context.Background(), m.UserID, m.Date, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	// The browser's time starts once the copies are made: on a loaded
+	// machine the upload and the encodes take a good part of it.
+	ctx := apptest.Browser(t, 800, 600, 2*time.Minute, chromedp.Flag("force-color-profile", "srgb"))
+	u := "/photo/" + m.Date + "/" + m.ID + "?v=" + m.PhotoV.Tag() + "&size=d720.webp"
+	tagged := c.Get(u)
+	if tagged.StatusCode != http.StatusOK || tagged.Header.Get("Content-Type") != "image/webp" {
+		t.Fatalf("%s = %d %q", u, tagged.StatusCode, tagged.Header.Get("Content-Type"))
+	}
+	plain := stripICCP(t, []byte(tagged.Body))
+	if err := chromedp.Do(ctx, app.BrowserSignIn(admin)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		src  string
+		red  [3]int
+	}{
+		{"served, tagged", app.URL + u, [3]int{255, 0, 0}},
+		{"profile dropped", "data:image/webp;base64," + base64.StdEncoding.EncodeToString(plain), [3]int{234, 51, 35}},
+	} {
+		got := swatch(t, ctx, app.URL+u, tc.src, 300.0/1200, 400.0/800)
+		for i := range 3 {
+			if d := got[i] - tc.red[i]; d < -6 || d > 6 {
+				t.Errorf("%s: red swatch on screen = %v, want within 6 levels of %v", tc.name, got, tc.red)
+				break
+			}
+		}
+	}
+}
+
+// swatch opens page (of the app's origin, so its cookies go with src),
+// shows src alone on it and returns the screen's pixel
+// at (fx, fy), fractions of the image's width and height.
+func swatch(t *testing.T, ctx context.Context, page, src string, fx, fy float64) [3]int {
+	t.Helper()
+	type box struct{ X, Y, W, H float64 }
+	if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
+		t.Fatal(err)
+	}
+	at, err := chromedp.Run(ctx, chromedp.Evaluate[box](`new Promise(done => {
+		document.body.replaceChildren();
+		document.body.style.margin = "0";
+		const img = new Image();
+		img.onload = () => { const r = img.getBoundingClientRect(); done({X: r.x, Y: r.y, W: r.width, H: r.height}); };
+		img.src = `+strconvQuote(src)+`;
+		document.body.append(img);
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("show %.60s: %v", src, err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, g, b, _ := screen.At(int(at.X+fx*at.W), int(at.Y+fy*at.H)).RGBA()
+	return [3]int{int(r >> 8), int(g >> 8), int(b >> 8)}
+}
+
+func strconvQuote(s string) string { return strconv.Quote(s) }
+
+// stripICCP returns the WebP b without its ICCP chunk and with the ICC
+// flag of its VP8X cleared.
+func stripICCP(t *testing.T, b []byte) []byte {
+	t.Helper()
+	out := append([]byte(nil), b[:12]...)
+	for rest := b[12:]; len(rest) >= 8; {
+		n := int(binary.LittleEndian.Uint32(rest[4:]))
+		end := min(len(rest), 8+n+n&1)
+		switch string(rest[:4]) {
+		case "ICCP":
+		case "VP8X":
+			c := append([]byte(nil), rest[:end]...)
+			c[8] &^= 0x20
+			out = append(out, c...)
+		default:
+			out = append(out, rest[:end]...)
+		}
+		rest = rest[end:]
+	}
+	binary.LittleEndian.PutUint32(out[4:], uint32(len(out)-8))
+	return out
 }

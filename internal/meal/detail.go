@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"ndiro/internal/photo"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
@@ -27,6 +28,9 @@ type neighbour struct {
 type detailPage struct {
 	web.Base
 	Meal *Meal
+	// Pic is the photo in the meal page's slot, fetchpriority="high"
+	// (the page's first image).
+	Pic photo.Picture
 	// Heading is the kind, capitalised: "Lunch".
 	Heading string
 	// When is the date and time in words: "Tuesday 1 September 2026, 12:30".
@@ -102,6 +106,7 @@ func (h *Handler) Detail(w http.ResponseWriter, r *http.Request) error {
 	m := &meals[i]
 	p := &detailPage{
 		Meal:       m,
+		Pic:        detailPicture(m),
 		Heading:    capitalise(string(m.Kind)),
 		When:       m.DateTime().Format("Monday 2 January 2006, 15:04"),
 		MonthURL:   mealLink(m),
@@ -180,4 +185,11 @@ func capitalise(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// detailPicture is m's photo on its page: the page's first image.
+func detailPicture(m *Meal) photo.Picture {
+	p := m.Picture(photo.SlotDetail, "Photo of the "+string(m.Kind))
+	p.Class, p.High = "photo", true
+	return p
 }

@@ -1,5 +1,7 @@
 package meal
 
+import "ndiro/internal/photo"
+
 // EagerThumbs is how many thumbnails at the top of a diary page load at
 // once; the rest carry loading="lazy", so a phone fetches only what its
 // first screen and the next stretch of scrolling show (about three days
@@ -36,11 +38,9 @@ type gridMeal struct {
 	Kcal      string // whole: "491" for 491.4; "" if blank
 	DetailURL string
 	HasPhoto  bool
-	ThumbURL  string
-	// ThumbW and ThumbH are the thumbnail's size in pixels.
-	ThumbW, ThumbH int
-	// Lazy marks a thumbnail below the first screen (loading="lazy").
-	Lazy bool
+	// Pic is the thumbnail in the grid's slot: below the first screen
+	// lazy (loading="lazy"), the first one fetchpriority="high".
+	Pic photo.Picture
 	// Comments counts recipients' comments on the meal (the card's badge).
 	Comments int
 }
@@ -66,6 +66,7 @@ func shownWhole(n *Number) string {
 // thumbnail after the first EagerThumbs marked lazy. withYear writes the
 // year in headings (windows may cross a year).
 func gridDays(days []Day, withYear bool) []gridDay {
+	slot := photo.SlotGrid
 	out := make([]gridDay, len(days))
 	n := 0
 	for i, d := range days {
@@ -81,8 +82,12 @@ func gridDays(days []Day, withYear bool) []gridDay {
 			c := gridMeal{ID: m.ID, Date: m.Date, Time: m.Time, HHMM: m.HHMM(), Kind: m.Kind, Notes: m.Notes,
 				Kcal: shownWhole(m.Kcal), DetailURL: m.DetailURL(), HasPhoto: m.HasPhoto(), Comments: len(m.Comments)}
 			if c.HasPhoto {
-				c.ThumbURL, c.ThumbW, c.ThumbH = m.ThumbURL(), m.ThumbW, m.ThumbH
-				c.Lazy = n >= EagerThumbs
+				alt := "Photo of the " + string(m.Kind) + " at " + c.HHMM
+				if m.Notes != "" {
+					alt += ": " + m.Notes
+				}
+				c.Pic = m.Picture(slot, alt)
+				c.Pic.Lazy, c.Pic.High = n >= EagerThumbs, n == 0
 				n++
 			}
 			g.Cards[j] = c

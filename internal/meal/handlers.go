@@ -66,6 +66,9 @@ type Deps struct {
 	Photos   *photo.Store
 	Server   *photo.Server
 	Pipeline *photo.Pipeline
+	// Variants, if set, is told of every photo saved, to make its sized
+	// copies soon (Variants.Kick).
+	Variants *Variants
 	Pages    *web.Pages
 	// Now is the clock of every rule (the owner's today, rate limits).
 	Now func() time.Time
@@ -82,7 +85,7 @@ func NewHandler(d Deps) *Handler {
 		clock = d.Clock
 	}
 	return &Handler{
-		w:     &writer{rows: d.Store, objects: d.Photos, forget: d.Server.Cache().Forget, log: d.Log},
+		w:     &writer{rows: d.Store, objects: d.Photos, forget: d.Server.Cache().Forget, kick: d.Variants.Kick, log: d.Log},
 		store: d.Store, users: d.Users, photos: d.Photos, server: d.Server, pipeline: d.Pipeline, pages: d.Pages, now: d.Now, log: d.Log,
 		uploads:    limit.New(limit.Rule{Every: UploadEvery, Burst: UploadBurst, MaxKeys: uploadKeys}, d.Now),
 		searchPace: limit.NewPacer(SearchReadUnitsPerSecond, SearchReadUnitsBurst, clock),

@@ -140,7 +140,7 @@ func TestRepeatedKeyAfterLostAnswer(t *testing.T) {
 		t.Errorf("%d meals after the repeats, want 1", len(ms))
 	}
 	if after := objectState(t, app); !equalState(before, after) {
-		t.Errorf("photo objects changed by a repeat:\nbefore %v\nafter  %v", keysOf(before), keysOf(after))
+		t.Errorf("photo objects changed by a repeat:\nbefore %v\nafter  %v", objectKeys(before), objectKeys(after))
 	}
 	if cl := claims(t, app, admin); len(cl) != 1 || cl[0] != meal.ClaimPrefix+idemKey {
 		t.Errorf("claims = %v, want the one key's", cl)
@@ -166,7 +166,7 @@ func equalState(a, b map[string]string) bool {
 	return true
 }
 
-func keysOf(m map[string]string) []string {
+func objectKeys(m map[string]string) []string {
 	var ks []string
 	for k := range m {
 		ks = append(ks, k)

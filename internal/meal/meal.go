@@ -109,6 +109,11 @@ type Photo struct {
 	// when, so it is the owner's alone: share recipients never get it
 	// (share.redact).
 	PhotoTaken string `dynamodbav:"photo_taken,omitempty" json:"photo_taken,omitempty"`
+	// PhotoSet is which copies of the photo are stored (photo_set; absent
+	// or 0: photo.LegacySet, the display copy and the thumbnail an upload
+	// stores). The variant job adds the sized copies and records them
+	// here (Store.RecordSet); PhotoKeys lists the objects from it.
+	PhotoSet photo.Set `dynamodbav:"photo_set,omitempty" json:"-"`
 }
 
 // takenLayout is how PhotoTaken writes a camera wall-clock time.
@@ -159,9 +164,30 @@ func (m *Meal) ThumbURL() string { return m.PhotoURL(photo.SizeThumb) }
 // DisplayURL is PhotoURL(photo.SizeDisplay), for templates.
 func (m *Meal) DisplayURL() string { return m.PhotoURL(photo.SizeDisplay) }
 
-// PhotoKeys returns the S3 keys of the meal's photo copies, display first.
+// PhotoKeys returns the S3 keys of the meal's photo copies, the ones its
+// PhotoSet holds, display copy first, then the thumbnail, then the sized
+// copies (photo.Set.Sizes). It is the one list of a meal's objects:
+// writes, moves, deletion, the orphan check and its repairs all take it.
 func (m *Meal) PhotoKeys() []string {
-	return []string{photo.Key(m.UserID, m.Date, m.ID, photo.SizeDisplay), photo.Key(m.UserID, m.Date, m.ID, photo.SizeThumb)}
+	sizes := m.PhotoSet.Sizes()
+	keys := make([]string, len(sizes))
+	for i, s := range sizes {
+		keys[i] = photo.Key(m.UserID, m.Date, m.ID, s)
+	}
+	return keys
+}
+
+// PhotoDims returns the pixel sizes the row records of the copies.
+func (m *Meal) PhotoDims() photo.Dims {
+	return photo.Dims{W: m.PhotoW, H: m.PhotoH, TW: m.ThumbW, TH: m.ThumbH}
+}
+
+// Picture returns the meal's photo in slot for the owner's pages, its
+// copies under "/photo/{date}/{meal_id}" (PhotoURL), with alt text alt.
+func (m *Meal) Picture(slot photo.Slot, alt string) photo.Picture {
+	p := photo.NewPicture("/photo/"+m.Date+"/"+m.ID, m.PhotoV, m.PhotoSet, m.PhotoDims(), slot)
+	p.Alt = alt
+	return p
 }
 
 // TakenTime returns the photo's capture time (PhotoTaken) as a wall-clock

@@ -40,6 +40,7 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 		w.drop(ctx, cur.UserID, cur.PhotoKeys())
 	}
 	w.done(ctx, cur.UserID, c.upload)
+	w.made(&moved)
 	return &moved, nil
 }
 

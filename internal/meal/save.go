@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"ndiro/internal/photo"
@@ -45,7 +46,30 @@ type writer struct {
 	objects objects
 	// forget drops a key's bytes from the photo cache.
 	forget func(key string)
-	log    *slog.Logger
+	// kick asks the variant job to make a saved photo's sized copies
+	// (Variants.Kick); nil makes none.
+	kick func(m *Meal)
+	log  *slog.Logger
+}
+
+// made tells the variant job about m, a meal just saved with a photo.
+func (w *writer) made(m *Meal) {
+	if w.kick != nil && m.HasPhoto() {
+		w.kick(m)
+	}
+}
+
+// stale returns the keys of old that cur does not name: the sized copies
+// of a photo just replaced under the same meal, which still hold the old
+// photo's pixels.
+func stale(old, cur []string) []string {
+	var out []string
+	for _, k := range old {
+		if !slices.Contains(cur, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // upload is the photo a save brings: bytes just processed, or an upload
@@ -172,6 +196,7 @@ func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version)
 		return err
 	}
 	w.done(ctx, m.UserID, u)
+	w.made(m)
 	return nil
 }
 
@@ -328,6 +353,10 @@ func (w *writer) replace(ctx context.Context, cur, m *Meal, c change) (*Meal, er
 		return nil, err
 	}
 	w.done(ctx, cur.UserID, c.upload)
+	if old := stale(cur.PhotoKeys(), m.PhotoKeys()); len(old) > 0 {
+		w.drop(ctx, cur.UserID, old)
+	}
+	w.made(m)
 	return m, nil
 }
 
@@ -348,6 +377,13 @@ func (w *writer) recordReplaced(ctx context.Context, m *Meal, c change) error {
 		return err
 	}
 	w.done(ctx, m.UserID, c.upload)
+	// latest's sized copies, whichever it had, are of the photo replaced.
+	every := *latest
+	every.PhotoSet = photo.Full(photo.LegacySet, photo.DisplaySide, photo.DisplaySide)
+	if old := stale(every.PhotoKeys(), latest.PhotoKeys()); len(old) > 0 {
+		w.drop(ctx, m.UserID, old)
+	}
+	w.made(latest)
 	return &changedError{latest: latest, photoSaved: true}
 }
 

@@ -26,3 +26,19 @@ var (
 	ClassifyICC = classifyICC
 	DisplayP3   = displayP3
 )
+
+// MuxICC, VariantsCost and Variant names expose the sized copies to the
+// tests.
+var (
+	MuxICC       = muxICC
+	VariantsCost = variantsCost
+)
+
+// VariantSizes lists every variant's size, in Set bit order.
+func VariantSizes() []Size {
+	out := make([]Size, len(variants))
+	for i, v := range variants {
+		out[i] = v.size
+	}
+	return out
+}

@@ -42,7 +42,7 @@ func readHeader(src io.ReaderAt, size int64, f Format) (*header, error) {
 		}
 		info.Exif, info.ICC = nil, nil // read: nothing of them is kept
 	} else {
-		cfg, _, err := image.DecodeConfig(io.NewSectionReader(src, 0, size))
+		cfg, err := decoders[f].config(io.NewSectionReader(src, 0, size))
 		if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
 			return nil, ErrDamaged
 		}

@@ -97,10 +97,13 @@ type HEICStatus struct {
 
 // HEICDecoder runs HEIC decodes in the worker process, one at a time.
 type HEICDecoder struct {
-	command func() *exec.Cmd
-	wait    time.Duration
-	log     *slog.Logger
-	slot    chan struct{} // one decode at a time
+	// name ("heic", "webp") starts the worker's log messages, and hello
+	// is the greeting it must send.
+	name, hello string
+	command     func() *exec.Cmd
+	wait        time.Duration
+	log         *slog.Logger
+	slot        chan struct{} // one decode at a time
 
 	mu     sync.Mutex
 	limits HEICLimits
@@ -121,16 +124,24 @@ type heicWorker struct {
 // this executable with the argument "heic-worker"), waits at most wait
 // for its turn (ErrBusy after), and logs worker output and kills to log.
 func NewHEICDecoder(command func() *exec.Cmd, limits HEICLimits, wait time.Duration, log *slog.Logger) *HEICDecoder {
+	return newWorkerProcess("heic", heicHello, command, limits, wait, log)
+}
+
+// newWorkerProcess returns the runner of a worker process named name
+// ("heic": "ndiro heic-worker", "webp": "ndiro webp-worker"), which must
+// greet with hello; command nil runs this executable with the argument
+// name + "-worker".
+func newWorkerProcess(name, hello string, command func() *exec.Cmd, limits HEICLimits, wait time.Duration, log *slog.Logger) *HEICDecoder {
 	if command == nil {
 		command = func() *exec.Cmd {
 			exe, err := os.Executable()
 			if err != nil {
 				exe = os.Args[0]
 			}
-			return exec.Command(exe, "heic-worker")
+			return exec.Command(exe, name+"-worker")
 		}
 	}
-	return &HEICDecoder{command: command, wait: wait, log: log, slot: make(chan struct{}, 1),
+	return &HEICDecoder{name: name, hello: hello, command: command, wait: wait, log: log, slot: make(chan struct{}, 1),
 		limits: limits, status: HEICStatus{State: "not started"}}
 }
 
@@ -163,6 +174,19 @@ func (d *HEICDecoder) Close() error {
 // (ErrHEICUnavailable), and kills it past the limits (ErrHEICTimeout,
 // ErrHEICMemory); a worker that cannot read the file answers ErrDamaged.
 func (d *HEICDecoder) decode(ctx context.Context, src io.Reader, size int64, g Gamut) (*Processed, error) {
+	p, err := d.run(ctx, func(w *heicWorker) (any, error) { return w.roundTrip(src, size, g) })
+	if err != nil {
+		return nil, err
+	}
+	return p.(*Processed), nil
+}
+
+// run makes one round trip with the worker: it waits for its turn
+// (ErrBusy past the decoder's wait, or ctx's error), starts the worker if
+// need be (ErrHEICUnavailable), runs trip on it, and kills it past the
+// limits (ErrHEICTimeout, ErrHEICMemory) or when ctx ends; an answer
+// saying the input cannot be read is ErrDamaged.
+func (d *HEICDecoder) run(ctx context.Context, trip func(*heicWorker) (any, error)) (any, error) {
 	wctx, cancel := context.WithTimeout(ctx, d.wait)
 	defer cancel()
 	select {
@@ -189,12 +213,12 @@ func (d *HEICDecoder) decode(ctx context.Context, src io.Reader, size int64, g G
 	d.mu.Unlock()
 
 	type answer struct {
-		p   *Processed
+		p   any
 		err error
 	}
 	ch := make(chan answer, 1)
 	go func() {
-		p, err := w.roundTrip(src, size, g)
+		p, err := trip(w)
 		ch <- answer{p, err}
 	}()
 	timer := time.NewTimer(limits.Timeout)
@@ -215,17 +239,17 @@ func (d *HEICDecoder) decode(ctx context.Context, src io.Reader, size int64, g G
 				if errors.Is(killed, ErrHEICTimeout) || errors.Is(killed, ErrHEICMemory) {
 					d.status.Killed++
 					d.status.LastError = killed.Error()
-					d.log.Warn("heic decode stopped", "reason", reason(killed), "pid", w.cmd.Process.Pid)
+					d.log.Warn(d.name+" worker stopped", "reason", reason(killed), "pid", w.cmd.Process.Pid)
 				} else {
 					d.status.Cancelled++
-					d.log.Info("heic decode stopped", "reason", reason(killed), "pid", w.cmd.Process.Pid)
+					d.log.Info(d.name+" worker stopped", "reason", reason(killed), "pid", w.cmd.Process.Pid)
 				}
 				d.stopLocked()
 				return nil, killed
 			}
 			if a.err != nil && !errors.Is(a.err, ErrDamaged) {
 				d.status.LastError = a.err.Error()
-				d.log.Error("heic worker failed", "err", a.err)
+				d.log.Error(d.name+" worker failed", "err", a.err)
 				d.stopLocked()
 				return nil, fmt.Errorf("%w (%v)", ErrHEICFailed, a.err)
 			}
@@ -314,12 +338,12 @@ func (d *HEICDecoder) startLocked(limits HEICLimits) (*heicWorker, error) {
 	if limits.Memory > 0 {
 		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+strconv.FormatInt(limits.Memory/4*3, 10))
 	}
-	cmd.Stderr = logWriter{d.log}
+	cmd.Stderr = logWriter{d.log, d.name + " worker says"}
 	fail := func(err error) (*heicWorker, error) {
 		d.status.State, d.status.PID = "failed", 0
 		d.status.StartFailures++
 		d.status.LastError = "could not start: " + err.Error()
-		d.log.Error("heic decoder did not start", "err", err)
+		d.log.Error(d.name+" worker did not start", "err", err)
 		return nil, fmt.Errorf("%w (%v)", ErrHEICUnavailable, err)
 	}
 	in, err := cmd.StdinPipe()
@@ -341,7 +365,7 @@ func (d *HEICDecoder) startLocked(limits HEICLimits) (*heicWorker, error) {
 	ready := make(chan error, 1)
 	go func() {
 		line, err := w.out.ReadString('\n')
-		if err == nil && line != heicHello {
+		if err == nil && line != d.hello {
 			err = fmt.Errorf("unexpected greeting %.40q", line)
 		}
 		ready <- err
@@ -400,11 +424,14 @@ func rss(pid int) int64 {
 
 // logWriter logs what the worker writes to stderr (libheif's warnings,
 // a panic), a line at a time.
-type logWriter struct{ log *slog.Logger }
+type logWriter struct {
+	log *slog.Logger
+	msg string
+}
 
 func (l logWriter) Write(p []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		l.log.Warn("heic worker says", "line", line)
+		l.log.Warn(l.msg, "line", line)
 	}
 	return len(p), nil
 }
@@ -505,18 +532,24 @@ func readBlob(r io.Reader) ([]byte, error) {
 	return b, nil
 }
 
-// MaybeHEICWorker runs the worker instead of the tests when a test binary
-// is started as "heic-worker" (the command HEICDecoder runs by default),
-// and exits: call it first in TestMain of every test package whose tests
-// decode HEIC through the app.
+// MaybeHEICWorker runs a worker instead of the tests when a test binary
+// is started as "heic-worker" or "webp-worker" (the commands HEICDecoder
+// and WebPEncoder run by default), and exits: call it first in TestMain
+// of every test package whose tests decode HEIC or encode WebP through
+// the app.
 func MaybeHEICWorker() {
-	if len(os.Args) > 1 && os.Args[1] == "heic-worker" {
-		if err := RunHEICWorker(os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+	if len(os.Args) < 2 {
+		return
 	}
+	run := map[string]func(io.Reader, *os.File) error{"heic-worker": RunHEICWorker, "webp-worker": RunWebPWorker}[os.Args[1]]
+	if run == nil {
+		return
+	}
+	if err := run(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // RunHEICWorker is the worker process ("ndiro heic-worker"): it compiles

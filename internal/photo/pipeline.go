@@ -11,15 +11,15 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/jpeg" // with image/png and x/image/webp, decoders for image.Decode
-	_ "image/png"
+	"image/jpeg"
+	"image/png"
 	"io"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	_ "golang.org/x/image/webp"
+	xwebp "golang.org/x/image/webp"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -96,6 +96,20 @@ func Sniff(data []byte) (Format, error) {
 		return "", ErrHEIFBrand
 	}
 	return "", ErrUnsupported
+}
+
+// decoders are the decoders of the formats decoded in the server, by
+// format, called by name rather than through image.Decode's registry:
+// github.com/gen2brain/webp (the WebP worker's encoder) registers a WebP
+// decoder of its own there, which would run libwebp's WebAssembly build
+// in the server.
+var decoders = map[Format]struct {
+	decode func(io.Reader) (image.Image, error)
+	config func(io.Reader) (image.Config, error)
+}{
+	JPEG: {jpeg.Decode, jpeg.DecodeConfig},
+	PNG:  {png.Decode, png.DecodeConfig},
+	WebP: {xwebp.Decode, xwebp.DecodeConfig},
 }
 
 func isHEIFBrand(b string) bool {
@@ -178,6 +192,7 @@ type Pipeline struct {
 	budget int64
 	wait   time.Duration
 	heic   *HEICDecoder // nil: HEIC uploads get ErrHEICUnavailable
+	webp   *WebPEncoder // nil: MakeVariants makes no WebP (ErrNoEncoder)
 
 	// The admission's counters (Admission).
 	waiting, admitted, waited, refusedN, waitNanos atomic.Int64
@@ -311,7 +326,7 @@ func (p *Pipeline) ProcessAt(ctx context.Context, src io.ReaderAt, size int64) (
 	held := cost
 	defer func() { p.sem.Release(held) }()
 
-	img, _, err := image.Decode(io.NewSectionReader(src, 0, size))
+	img, err := decoders[format].decode(io.NewSectionReader(src, 0, size))
 	if err != nil {
 		return nil, ErrDamaged
 	}

@@ -26,12 +26,12 @@ type Server struct {
 	cache *Cache
 	// Header values every photo response carries, as ready slices: a
 	// cached photo's response then allocates nothing to set them.
-	contentType, acceptRanges, ownerCC, recipientCC []string
+	acceptRanges, ownerCC, recipientCC []string
 }
 
 // NewServer returns a Server reading through cache from store.
 func NewServer(store *Store, cache *Cache) *Server {
-	return &Server{store: store, cache: cache, contentType: []string{"image/jpeg"}, acceptRanges: []string{"bytes"},
+	return &Server{store: store, cache: cache, acceptRanges: []string{"bytes"},
 		ownerCC: []string{OwnerCacheControl}, recipientCC: []string{RecipientCacheControl}}
 }
 
@@ -41,8 +41,9 @@ func (s *Server) Cache() *Cache { return s.cache }
 // Serve writes the copy ref names, as requested with ?v=wantTag:
 //   - if the stored bytes are that version: 200 (or 206 for a Range, or 304
 //     when If-None-Match matches, including lists and *) with a strong ETag
-//     from the version, cacheControl and image/jpeg (nosniff comes from
-//     the app's security headers);
+//     from the version and the size, cacheControl and the size's content
+//     type (image/jpeg or image/webp; nosniff comes from the app's
+//     security headers);
 //   - if wantTag is missing or not the current version: a 302 to the
 //     current version's URL, marked no-store, so an old URL never gets the
 //     long cache and never gets another version's bytes;
@@ -128,7 +129,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, obj *Object, cach
 	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.Header["If-Match"] == nil && r.Header["Range"] == nil {
 		switch inm := r.Header["If-None-Match"]; {
 		case inm == nil && h["Content-Encoding"] == nil:
-			h["Content-Type"] = s.contentType
+			h["Content-Type"] = obj.contentType
 			h["Accept-Ranges"] = s.acceptRanges
 			h["Content-Length"] = obj.length
 			w.WriteHeader(http.StatusOK)
@@ -146,7 +147,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, obj *Object, cach
 			return
 		}
 	}
-	h["Content-Type"] = s.contentType
+	h["Content-Type"] = obj.contentType
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(obj.Body))
 }
 
@@ -155,17 +156,10 @@ func (s *Server) fetcher(ownerID, key string) func(context.Context) (*Object, er
 	return func(ctx context.Context) (*Object, error) { return s.store.Get(ctx, ownerID, key) }
 }
 
-// etag is the strong ETag of the copy at key under version tag:
-// "tag-thumb" or "tag-display", quotes included.
-func etag(tag, key string) string {
-	return `"` + tag + "-" + sizeOfKey(key) + `"`
-}
-
-func sizeOfKey(key string) string {
-	if len(key) > len(".thumb.jpg") && key[len(key)-len(".thumb.jpg"):] == ".thumb.jpg" {
-		return string(SizeThumb)
-	}
-	return string(SizeDisplay)
+// etag is the strong ETag of the copy of size under version tag:
+// "tag-thumb", "tag-display", "tag-t320.webp", quotes included.
+func etag(tag string, size Size) string {
+	return `"` + tag + "-" + string(size) + `"`
 }
 
 // IsNotFound reports whether err means the photo does not exist (or lies

@@ -19,7 +19,10 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-// Size names one of the two stored copies of a photo.
+// Size names one stored copy of a photo, a variant (variant.go): the
+// display copy "display", the thumbnail "thumb", or a sized copy such as
+// "t320.webp" (a 320 px square WebP) or "d1080.jpg" (a JPEG 1080 px on
+// its long edge). It is the ?size= of the copy's URL and ends its S3 key.
 type Size string
 
 const (
@@ -27,23 +30,28 @@ const (
 	SizeThumb   Size = "thumb"   // long edge ≤ ThumbSide
 )
 
-// ParseSize reads the ?size= parameter: "thumb", or "" / "display".
+// ParseSize reads the ?size= parameter: "" (the display copy) or the name
+// of a variant ("display", "thumb", "t320.webp", …); false for anything
+// else.
 func ParseSize(s string) (Size, bool) {
-	switch s {
-	case "", "display":
+	if s == "" {
 		return SizeDisplay, true
-	case "thumb":
-		return SizeThumb, true
+	}
+	if _, _, ok := variantOf(Size(s)); ok {
+		return Size(s), true
 	}
 	return "", false
 }
 
 // Key returns the S3 key of a meal photo copy:
-// "users/{userID}/meals/{date}/{mealID}.jpg" or "….thumb.jpg", the user ID
-// escaped as keyID does. Keys are only ever built here (laid out by
-// appendKey, which Server.Serve also uses for its stack-buffer key), on
-// the server, from a signed-in user's ID and a date and meal ID the
-// caller has validated; no key or path from a client is used.
+// "users/{userID}/meals/{date}/{mealID}.jpg" for the display copy,
+// "….thumb.jpg" for the thumbnail, "….t320.webp" and the like for the
+// sized copies (variant.go), the user ID escaped as keyID does; an
+// unknown size is the display copy's. Keys are only ever built here
+// (laid out by appendKey, which Server.Serve also uses for its
+// stack-buffer key), on the server, from a signed-in user's ID and a
+// date and meal ID the caller has validated; no key or path from a
+// client is used.
 func Key(userID, date, mealID string, size Size) string {
 	var b [keyBuffer]byte
 	return string(appendKey(b[:0], userID, date, mealID, size)) // one allocation
@@ -63,8 +71,14 @@ func appendKey(b []byte, userID, date, mealID string, size Size) []byte {
 	b = append(b, date...)
 	b = append(b, '/')
 	b = append(b, mealID...)
-	if size == SizeThumb {
+	switch size {
+	case SizeDisplay:
+	case SizeThumb:
 		return append(b, ".thumb.jpg"...)
+	default:
+		if v, _, ok := variantOf(size); ok {
+			return append(b, v.suffix...)
+		}
 	}
 	return append(b, ".jpg"...)
 }
@@ -148,13 +162,8 @@ func ParseKey(key string) (userID, date, mealID string, size Size, ok bool) {
 	if len(parts) != 5 || parts[0] != "users" || parts[1] == "" || parts[2] != "meals" {
 		return "", "", "", "", false
 	}
-	file := parts[4]
-	switch {
-	case strings.HasSuffix(file, ".thumb.jpg"):
-		mealID, size = strings.TrimSuffix(file, ".thumb.jpg"), SizeThumb
-	case strings.HasSuffix(file, ".jpg"):
-		mealID, size = strings.TrimSuffix(file, ".jpg"), SizeDisplay
-	default:
+	size, mealID, ok = sizeOfKeySuffix(parts[4])
+	if !ok {
 		return "", "", "", "", false
 	}
 	id, ok := idOfKey(parts[1])
@@ -196,12 +205,13 @@ const metaVersion = "photo-v"
 type Object struct {
 	Body    []byte
 	Version Version
-	// tag is Version.Tag(), etag the ETag header value for the copy and
-	// length its Content-Length, worked out once when the object is read
+	// tag is Version.Tag(), etag the ETag header value for the copy,
+	// length its Content-Length and contentType its Content-Type (the
+	// size's, ContentType), worked out once when the object is read
 	// (Store.Get, the only maker of served objects), not on every request
 	// that serves it from the cache.
-	tag          string
-	etag, length []string
+	tag                       string
+	etag, length, contentType []string
 }
 
 // Store reads and writes photo objects in the private bucket.
@@ -215,14 +225,20 @@ func NewStore(client *s3.Client, bucket string) *Store {
 	return &Store{s3: client, bucket: bucket}
 }
 
-// Put stores body under key as image/jpeg, tagged with version v.
+// Put stores body under key, tagged with version v, as the content type
+// of the key's size (ContentType: image/webp for a WebP copy, else
+// image/jpeg).
 func (s *Store) Put(ctx context.Context, key string, body []byte, v Version) error {
+	size := SizeDisplay
+	if file := key[strings.LastIndexByte(key, '/')+1:]; file != "" {
+		size, _, _ = sizeOfKeySuffix(file)
+	}
 	_, err := s.s3.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        aws.String(s.bucket),
 		Key:           aws.String(key),
 		Body:          bytes.NewReader(body),
 		ContentLength: aws.Int64(int64(len(body))),
-		ContentType:   aws.String("image/jpeg"),
+		ContentType:   aws.String(ContentType(size)),
 		Metadata:      map[string]string{metaVersion: strconv.FormatInt(int64(v), 10)},
 	})
 	if err != nil {
@@ -251,8 +267,12 @@ func (s *Store) Get(ctx context.Context, ownerID, key string) (*Object, error) {
 	}
 	v, _ := strconv.ParseInt(metadata(out.Metadata, metaVersion), 10, 64)
 	tag := Version(v).Tag()
-	return &Object{Body: body, Version: Version(v), tag: tag, etag: []string{etag(tag, key)},
-		length: []string{strconv.Itoa(len(body))}}, nil
+	size, _, ok := sizeOfKeySuffix(key[strings.LastIndexByte(key, '/')+1:])
+	if !ok {
+		size = SizeDisplay
+	}
+	return &Object{Body: body, Version: Version(v), tag: tag, etag: []string{etag(tag, size)},
+		length: []string{strconv.Itoa(len(body))}, contentType: []string{ContentType(size)}}, nil
 }
 
 // Stream copies the object key, which must lie under ownerID's prefix

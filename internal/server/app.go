@@ -46,6 +46,14 @@ type Backends struct {
 	// HEICWorker, if set, makes the command that runs the HEIC decoder
 	// worker; nil runs this executable as "ndiro heic-worker".
 	HEICWorker func() *exec.Cmd
+	// WebPWorker, like HEICWorker, makes the WebP encoder's worker
+	// command; nil runs this executable as "webp-worker".
+	WebPWorker func() *exec.Cmd
+	// Variants runs the variant job (meal.Variants), which makes every
+	// photo's sized copies in the background: cmd/ndiro always does;
+	// tests only when they ask (apptest.Options.Variants), as its WebP
+	// encodes cost a second of CPU a photo.
+	Variants bool
 	// Clock, if set, is what background work (the monitor's paced reads)
 	// waits on; nil is the wall clock, with Build's now.
 	Clock limit.Clock
@@ -120,6 +128,10 @@ type App struct {
 	Pipeline *photo.Pipeline
 	// HEIC runs HEIC decodes in the worker process; Close it at shutdown.
 	HEIC *photo.HEICDecoder
+	// WebP is the WebP encoder's worker; Variants the variant job, nil
+	// unless Backends.Variants.
+	WebP     *photo.WebPEncoder
+	Variants *meal.Variants
 	// Deletions runs account deletions; start-up resumes those a stop
 	// interrupted (ResumeAll).
 	Deletions *account.Deleter
@@ -135,6 +147,9 @@ type App struct {
 	// closes opensDone once it has written the last of them.
 	stopOpens context.CancelFunc
 	opensDone chan struct{}
+	// stopVariants and variantsDone stop the variant job and say it has.
+	stopVariants context.CancelFunc
+	variantsDone chan struct{}
 }
 
 // Close stops the background work (account deletions, which the next
@@ -144,8 +159,9 @@ type App struct {
 // before the backends close; it returns the errors joined.
 func (a *App) Close(ctx context.Context) error {
 	a.stopOpens()
+	a.stopVariants()
 	var wg sync.WaitGroup
-	errs := make([]error, 3)
+	errs := make([]error, 4)
 	wg.Go(func() { errs[0] = a.Deletions.Close(ctx) })
 	wg.Go(func() { errs[1] = a.Monitor.Close(ctx) })
 	wg.Go(func() {
@@ -154,6 +170,14 @@ func (a *App) Close(ctx context.Context) error {
 		case <-ctx.Done():
 			errs[2] = fmt.Errorf("server: share opens not written: %w", ctx.Err())
 		}
+	})
+	wg.Go(func() {
+		select {
+		case <-a.variantsDone:
+		case <-ctx.Done():
+			errs[3] = fmt.Errorf("server: variant job not stopped: %w", ctx.Err())
+		}
+		a.WebP.Close()
 	})
 	wg.Wait()
 	return errors.Join(errs...)
@@ -209,8 +233,18 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		wait = photo.DefaultWait
 	}
 	heic := photo.NewHEICDecoder(b.HEICWorker, photo.DefaultHEICLimits(), wait, log)
-	pipeline := photo.NewPipeline(budget, wait).WithHEIC(heic)
+	webp := photo.NewWebPEncoder(b.WebPWorker, photo.WebPLimits(), wait, log)
+	pipeline := photo.NewPipeline(budget, wait).WithHEIC(heic).WithWebP(webp)
 	photoCache := photoServer.Cache()
+	var variants *meal.Variants
+	if b.Variants {
+		// The scan's reads get the monitor's share of the read caps, on a
+		// pacer of their own.
+		variants = meal.NewVariants(meal.VariantDeps{
+			Rows: meals, Objects: photos, Make: pipeline.MakeVariants, Gate: gate, Forget: photoCache.Forget,
+			Pace: limit.NewPacer(admin.ReadUnitsPerSecond, admin.ReadUnitsBurst, b.clock(now)).Wait, Log: log,
+		})
+	}
 	monitor := admin.NewMonitor(admin.MonitorDeps{
 		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache, HEIC: heic.Status, Admission: pipeline.Admission,
 		Clock: b.clock(now), Mode: string(cfg.Mode), Grace: cfg.OrphanGrace, Log: log,
@@ -283,6 +317,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Photos:   photos,
 			Server:   photoServer,
 			Pipeline: pipeline,
+			Variants: variants,
 			Pages:    pages,
 			Now:      now,
 			Clock:    b.clock(now),
@@ -339,6 +374,14 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		defer close(opensDone)
 		shares.RunOpens(opensCtx, func(err error) { log.Warn("share opens not written yet", "err", err) })
 	}()
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, Deletions: deleter, Monitor: monitor,
-		Metrics: mx, Ready: ready, stopOpens: stopOpens, opensDone: opensDone}, nil
+	variantsCtx, stopVariants := context.WithCancel(context.WithoutCancel(ctx))
+	variantsDone := make(chan struct{})
+	go func() {
+		defer close(variantsDone)
+		if variants != nil {
+			variants.Run(variantsCtx)
+		}
+	}()
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, WebP: webp, Variants: variants, Deletions: deleter, Monitor: monitor,
+		Metrics: mx, Ready: ready, stopOpens: stopOpens, opensDone: opensDone, stopVariants: stopVariants, variantsDone: variantsDone}, nil
 }

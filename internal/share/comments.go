@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"ndiro/internal/photo"
 	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
@@ -37,9 +38,9 @@ type linkComment struct {
 type commentedMeal struct {
 	URL, When, Kind string
 	HasPhoto        bool
-	ThumbURL        string
-	ThumbW, ThumbH  int
-	Comments        []linkComment
+	// Pic is the meal's thumbnail beside its comments.
+	Pic      photo.Picture
+	Comments []linkComment
 }
 
 type linkCommentsPage struct {
@@ -87,7 +88,8 @@ func (h *Handler) LinkComments(w http.ResponseWriter, r *http.Request) error {
 			}
 			cm := commentedMeal{URL: m.DetailURL(), When: m.DateTime().Format("Mon 2 Jan 2006, 15:04"), Kind: string(m.Kind), HasPhoto: m.HasPhoto()}
 			if cm.HasPhoto {
-				cm.ThumbURL, cm.ThumbW, cm.ThumbH = m.ThumbURL(), m.ThumbW, m.ThumbH
+				cm.Pic = m.Picture(photo.SlotIcon, "Photo of the "+string(m.Kind))
+				cm.Pic.Lazy = true
 			}
 			for _, c := range cs {
 				isNew := sh.CommentsSeenAt == nil || c.At.After(*sh.CommentsSeenAt)

@@ -101,7 +101,7 @@ func (h *Handler) open(w http.ResponseWriter, r *http.Request) (*Share, *user.Us
 func redact(m meal.Meal, sh *Share) meal.Meal {
 	out := meal.Meal{
 		ID: m.ID, Date: m.Date, Time: m.Time, Kind: m.Kind,
-		Photo: meal.Photo{PhotoV: m.PhotoV, PhotoW: m.PhotoW, PhotoH: m.PhotoH, ThumbW: m.ThumbW, ThumbH: m.ThumbH},
+		Photo: meal.Photo{PhotoV: m.PhotoV, PhotoW: m.PhotoW, PhotoH: m.PhotoH, ThumbW: m.ThumbW, ThumbH: m.ThumbH, PhotoSet: m.PhotoSet},
 	}
 	if sh.Notes {
 		out.Notes = m.Notes

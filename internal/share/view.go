@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ndiro/internal/meal"
+	"ndiro/internal/photo"
 	"ndiro/internal/user"
 )
 
@@ -33,8 +34,10 @@ type cell struct {
 	Kcal, ProteinG, CarbsG, FatG, Hunger, Fullness string
 	HasNumbers                                     bool
 	HasPhoto                                       bool
-	ThumbURL, DisplayURL                           string
-	ThumbW, ThumbH, PhotoW, PhotoH                 int
+	// Pic is the thumbnail in the day strip's slot, WeekPic in the week
+	// table's, Photo the whole photo in the meal page's; all under the
+	// share's photo path.
+	Pic, WeekPic, Photo photo.Picture
 	// URL is the recipient's page of the meal.
 	URL string
 	// Comments counts the comments written through this link.
@@ -94,15 +97,20 @@ func cellOf(sh *Share, m *meal.Meal) cell {
 		ID: m.ID, Date: m.Date, Time: m.Time, HHMM: m.HHMM(), Kind: m.Kind, Notes: m.Notes,
 		Kcal: shown(m.Kcal), ProteinG: shown(m.ProteinG), CarbsG: shown(m.CarbsG), FatG: shown(m.FatG),
 		Hunger: scale(m.Hunger), Fullness: scale(m.Fullness),
-		HasPhoto: m.HasPhoto(), ThumbW: m.ThumbW, ThumbH: m.ThumbH, PhotoW: m.PhotoW, PhotoH: m.PhotoH,
+		HasPhoto: m.HasPhoto(),
 		URL:      "/s/" + tok + "/meals/" + m.Date + "/" + m.ID,
 		Comments: len(m.Comments),
 		Alt:      "Photo of the " + string(m.Kind) + " at " + m.HHMM(),
 	}
 	c.HasNumbers = c.Kcal != "" || c.ProteinG != "" || c.CarbsG != "" || c.FatG != "" || c.Hunger != "" || c.Fullness != ""
 	if c.HasPhoto {
-		base := "/s/" + tok + "/photo/" + m.Date + "/" + m.ID + "?v=" + m.PhotoV.Tag()
-		c.DisplayURL, c.ThumbURL = base, base+"&size=thumb"
+		base := "/s/" + tok + "/photo/" + m.Date + "/" + m.ID
+		c.Pic = photo.NewPicture(base, m.PhotoV, m.PhotoSet, m.PhotoDims(), photo.SlotStrip)
+		c.WeekPic = photo.NewPicture(base, m.PhotoV, m.PhotoSet, m.PhotoDims(), photo.SlotWeek)
+		c.Photo = photo.NewPicture(base, m.PhotoV, m.PhotoSet, m.PhotoDims(), photo.SlotShareDetail)
+		c.Pic.Alt, c.WeekPic.Alt, c.Photo.Alt = c.Alt, c.Alt, c.Alt
+		c.Pic.Lazy = true
+		c.Photo.Class, c.Photo.High = "photo", true
 	}
 	return c
 }
@@ -146,8 +154,14 @@ func pageStart(from, d meal.Date) meal.Date {
 // shown, meals in time order.
 func weeks(sh *Share, red []meal.Meal, start, end meal.Date) []week {
 	byDate := map[string][]cell{}
+	first := true
 	for i := range red {
-		byDate[red[i].Date] = append(byDate[red[i].Date], cellOf(sh, &red[i]))
+		c := cellOf(sh, &red[i])
+		if first && c.HasPhoto {
+			// The first photo of the page: fetched first, not deferred.
+			c.Pic.Lazy, c.Pic.High, c.WeekPic.High, first = false, true, true, false
+		}
+		byDate[red[i].Date] = append(byDate[red[i].Date], c)
 	}
 	kcal := map[string]*meal.Number{}
 	for _, d := range meal.GroupByDay(red) { // totals of the redacted numbers
