@@ -81,7 +81,7 @@ const (
 // item, which says whose the session is: "#session#" + its ID.
 const sessionKeyPrefix = ReservedPrefix + "session#"
 
-// ErrNoSession: the account has no live session with that ID.
+// ErrNoSession is returned when the account has no live session with that ID.
 var ErrNoSession = errors.New("user: no such session")
 
 // SessionID returns the ID a session is kept under: the SHA-256 of its
