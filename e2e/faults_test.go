@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -543,12 +544,20 @@ func (f *faultRun) userRow(id string) map[string]string {
 	return row
 }
 
-// mealRow is what the suite reads of a meal row: its key, notes and
-// photo version ("" for none).
-type mealRow struct{ userID, date, id, notes, photoV string }
+// mealRow is what the suite reads of a meal row: its key, notes, photo
+// version ("" for none) and the copies it names (photo_set; "" for the
+// display copy and thumbnail of a row the variant job has not reached).
+type mealRow struct{ userID, date, id, notes, photoV, photoSet string }
 
+// photoKeys are the object keys of the copies the row names: the sized
+// copies the variant job recorded are the meal's, not orphans.
 func (r mealRow) photoKeys() []string {
-	return []string{photo.Key(r.userID, r.date, r.id, photo.SizeDisplay), photo.Key(r.userID, r.date, r.id, photo.SizeThumb)}
+	set, _ := strconv.ParseUint(r.photoSet, 10, 32)
+	var keys []string
+	for _, size := range photo.Set(set).Sizes() {
+		keys = append(keys, photo.Key(r.userID, r.date, r.id, size))
+	}
+	return keys
 }
 
 func rowOf(item map[string]types.AttributeValue) mealRow {
@@ -561,7 +570,7 @@ func rowOf(item map[string]types.AttributeValue) mealRow {
 		}
 		return ""
 	}
-	return mealRow{str("user_id"), str("date"), str("meal_id"), str("notes"), str("photo_v")}
+	return mealRow{str("user_id"), str("date"), str("meal_id"), str("notes"), str("photo_v"), str("photo_set")}
 }
 
 // mealRows reads every meal row of userID ("" for every user's).
