@@ -125,9 +125,14 @@ func (c *ItemCache[V]) load(ctx context.Context, key string, load func(context.C
 // if there is none. err is the GetItem's error or a decode error
 // ("decode: …").
 func GetItem[V any](ctx context.Context, db *dynamodb.Client, table, pk, key string) (v V, found bool, err error) {
+	return GetItemAt[V](ctx, db, table, map[string]types.AttributeValue{pk: &types.AttributeValueMemberS{Value: key}})
+}
+
+// GetItemAt is GetItem for a full primary key (partition and sort key).
+func GetItemAt[V any](ctx context.Context, db *dynamodb.Client, table string, key map[string]types.AttributeValue) (v V, found bool, err error) {
 	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(table),
-		Key:            map[string]types.AttributeValue{pk: &types.AttributeValueMemberS{Value: key}},
+		Key:            key,
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {

@@ -124,20 +124,12 @@ func (s *Store) Get(ctx context.Context, tok string) (*Invite, error) {
 	if !token.Valid(tok) {
 		return nil, fmt.Errorf("invite: get: %w", ErrNotFound)
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key(tok),
-		ConsistentRead: aws.Bool(true),
-	})
+	inv, found, err := dynamo.GetItemAt[Invite](ctx, s.db, s.table, key(tok))
 	if err != nil {
 		return nil, fmt.Errorf("invite: get: %w", err)
 	}
-	if len(out.Item) == 0 {
+	if !found {
 		return nil, fmt.Errorf("invite: get: %w", ErrNotFound)
-	}
-	var inv Invite
-	if err := attributevalue.UnmarshalMap(out.Item, &inv); err != nil {
-		return nil, fmt.Errorf("invite: get: decode: %w", err)
 	}
 	return &inv, nil
 }

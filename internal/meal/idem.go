@@ -179,20 +179,12 @@ func (s *Store) putClaim(ctx context.Context, c *Claim, cond expression.Expressi
 // GetClaim reads the claim of key for userID (consistently), or
 // ErrNotFound.
 func (s *Store) GetClaim(ctx context.Context, userID, key string) (*Claim, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            claimKey(userID, key),
-		ConsistentRead: aws.Bool(true),
-	})
+	c, found, err := dynamo.GetItemAt[Claim](ctx, s.db, s.table, claimKey(userID, key))
 	if err != nil {
 		return nil, fmt.Errorf("meal: get claim: %w", err)
 	}
-	if len(out.Item) == 0 {
+	if !found {
 		return nil, fmt.Errorf("meal: get claim: %w", ErrNotFound)
-	}
-	var c Claim
-	if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
-		return nil, fmt.Errorf("meal: get claim: decode: %w", err)
 	}
 	return &c, nil
 }

@@ -112,20 +112,12 @@ func (s *Store) Create(ctx context.Context, m *Meal) error {
 
 // Get returns the meal id of userID on date d, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, userID string, d Date, id string) (*Meal, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key(userID, SortKey(d, id)),
-		ConsistentRead: aws.Bool(true),
-	})
+	m, found, err := dynamo.GetItemAt[Meal](ctx, s.db, s.table, key(userID, SortKey(d, id)))
 	if err != nil {
 		return nil, fmt.Errorf("meal: get: %w", err)
 	}
-	if len(out.Item) == 0 {
+	if !found {
 		return nil, fmt.Errorf("meal: get: %w", ErrNotFound)
-	}
-	var m Meal
-	if err := attributevalue.UnmarshalMap(out.Item, &m); err != nil {
-		return nil, fmt.Errorf("meal: get: decode: %w", err)
 	}
 	return &m, nil
 }
