@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/indexeddb"
 	"github.com/chromedp/cdproto/serviceworker"
+	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
 
 	"ndiro/internal/apptest"
@@ -411,5 +412,49 @@ func TestBrowserOutboxOnlineAndSync(t *testing.T) {
 	sort.Strings(got)
 	if want := []string{"08:10:00 sent on online", "19:20:00 sent on sync"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("saved meals %q, want exactly once each %q", got, want)
+	}
+}
+
+// TestBrowserOutboxSignInAgain: a meal queued while signed in, sent once
+// the session has ended (its cookie gone, as after it expires), is not
+// lost: the outbox marks it waiting for a sign-in and links to one, and
+// signing in again as the same person sends it, exactly once.
+func TestBrowserOutboxSignInAgain(t *testing.T) {
+	t.Parallel()
+	const email = "admin@example.com"
+	app, net, ctx := offlineApp(t, email)
+	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
+	day := time.Now().AddDate(0, 0, -1).Format(time.DateOnly)
+	net.down.Store(true)
+	if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+"/meals/new"), chromedp.WaitVisible(chromedp.CSS(`#offline-note`)),
+		addOffline(photo, day, "13:30", "after the session ended", 1)); err != nil {
+		t.Fatalf("queue offline: %v", err)
+	}
+	if _, err := chromedp.CallBrowser(ctx, storage.ClearCookies, storage.ClearCookiesParams{}); err != nil {
+		t.Fatalf("clear cookies: %v", err)
+	}
+	net.down.Store(false)
+	err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`window.dispatchEvent(new Event("online"))`),
+		poll(`(async () => { const es = await NdiroOutbox.all();
+			return es.length === 1 && es[0].state === "signin" && !!document.querySelector("#outbox a.outbox-signin"); })()`))
+	if err != nil {
+		t.Fatalf("the ended session is not asked for: %v", err)
+	}
+	if n := len(mealsOf(t, app, email)); n != 0 {
+		t.Fatalf("%d meals saved without a session", n)
+	}
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#outbox a.outbox-signin").getAttribute("href")`))
+	if err != nil || href != "/login?next=%2Fmeals%2Fnew" {
+		t.Errorf("sign-in link = %q (%v), want /login?next=%%2Fmeals%%2Fnew", href, err)
+	}
+	err = chromedp.Do(ctx, app.BrowserSignIn(email), chromedp.Navigate(app.URL+"/meals/new"),
+		poll(`(async () => document.getElementById("outbox-badge").hidden && (await NdiroOutbox.all()).length === 0)()`))
+	if err != nil {
+		t.Fatalf("signed in again, the outbox did not empty: %v", err)
+	}
+	ms := mealsOf(t, app, email)
+	if len(ms) != 1 || ms[0].Notes != "after the session ended" || ms[0].Time != "13:30:00" || !ms[0].HasPhoto() {
+		t.Errorf("saved meals %+v, want the queued one once, with its photo", ms)
 	}
 }
