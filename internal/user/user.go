@@ -96,6 +96,12 @@ type User struct {
 	DeletionStep      string     `dynamodbav:"deletion_step,omitempty"`
 	DeletionError     string     `dynamodbav:"deletion_error,omitempty"`
 	DeletionStartedAt *time.Time `dynamodbav:"deletion_started_at,omitempty"`
+
+	// AwaitingOwner is when an admin or ndiro migrate marked the account
+	// as waiting for its owner (MarkAwaitingOwner: the first sign-in with
+	// its verified email moves it to the new subject); nil when not
+	// marked. Stored as RFC 3339, or NULL once cleared.
+	AwaitingOwner *time.Time `dynamodbav:"awaiting_owner,omitempty"`
 }
 
 // IsAdmin reports whether u may open the admin pages.
