@@ -15,6 +15,7 @@ import (
 	"ndiro/internal/localenv"
 	"ndiro/internal/migrate"
 	"ndiro/internal/storage"
+	"ndiro/internal/user"
 )
 
 // migrateUsage is what ndiro migrate --help prints before the flags.
@@ -122,8 +123,8 @@ func migrateCommand(ctx context.Context, args []string, getenv func(string) stri
 	return nil
 }
 
-// markAwaitingOwner is how migrate marks a copied account as waiting
-// for its owner: not yet, until the users store can.
+// markAwaitingOwner marks a copied account as waiting for its owner,
+// through the target's users store (user.Store.MarkAwaitingOwner).
 func markAwaitingOwner(db *dynamodb.Client, tables dynamo.Tables) func(context.Context, string, time.Time) error {
-	return nil
+	return user.NewStore(db, tables.Users.Name, time.Now).MarkAwaitingOwner
 }

@@ -158,7 +158,7 @@ type Account struct {
 }
 
 // Verified reports whether the account's two tallies are equal.
-func (a *Account) Verified() bool { return a.Source == a.Target }
+func (a Account) Verified() bool { return a.Source == a.Target }
 
 // Report is what Run did.
 type Report struct {
@@ -378,6 +378,8 @@ func (r *run) mark(ctx context.Context, a *Account, row map[string]types.Attribu
 	switch {
 	case err == nil:
 		a.Marked = true
+	case errors.Is(err, user.ErrEmailTaken):
+		a.MarkErr = "not marked: another account waiting for its owner has this email"
 	case errors.Is(err, user.ErrState), errors.Is(err, user.ErrNotFound):
 		a.MarkErr = "not marked: " + err.Error()
 	default:
