@@ -183,14 +183,6 @@ func writeSeed(t testing.TB, dir string) seeded {
 		}
 	}
 	put(app.Tables.Users.Name, map[string]types.AttributeValue{"user_id": sv(user.ReservedPrefix + "session#abc"), "data": sv("x")})
-	// A session on the friend's row, as AWS mode keeps them.
-	if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(app.Tables.Users.Name), Key: map[string]types.AttributeValue{"user_id": sv(s.friend)},
-		UpdateExpression:          aws.String("SET sessions = :s, sessions_rev = :r"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"sid": sv("secret")}}, ":r": &types.AttributeValueMemberN{Value: "1"}},
-	}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(seedBucket), Key: aws.String(photo.PendingPrefix(s.friend) + "kept.jpg"), Body: bytes.NewReader([]byte("pending"))}); err != nil {
 		t.Fatal(err)
 	}
@@ -362,6 +354,21 @@ func TestCopyAndVerify(t *testing.T) {
 	}
 	if rep.Invites.Copied != 2 {
 		t.Errorf("invites copied = %d, want 2", rep.Invites.Copied)
+	}
+
+	// The source rows carry sessions (both signed in) and reserved
+	// session keys; the target's carry neither.
+	sessions, keys := 0, 0
+	for _, it := range scanTable(t, src.DB, src.Tables.Users.Name) {
+		if _, ok := it["sessions"]; ok {
+			sessions++
+		}
+		if strings.HasPrefix(str(it, "user_id"), user.ReservedPrefix+"session#") {
+			keys++
+		}
+	}
+	if sessions < 2 || keys < 2 {
+		t.Fatalf("the seed has %d rows with sessions and %d session keys, want at least 2 of each", sessions, keys)
 	}
 
 	// The target's tables: what must and must not be there.
