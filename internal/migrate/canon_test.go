@@ -19,7 +19,7 @@ func TestCanonical(t *testing.T) {
 	}
 	same := map[string]types.AttributeValue{
 		"notes": s("soup \"hot\""), "kcal": n("512.5"), "tags": &types.AttributeValueMemberSS{Value: []string{"a", "b"}},
-		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"x": &types.AttributeValueMemberBOOL{Value: true}, "y": n("100")}},
+		"m":        &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"x": &types.AttributeValueMemberBOOL{Value: true}, "y": n("100")}},
 		"sessions": s("left out"),
 	}
 	if a, b := string(canonical(base)), string(canonical(same, "sessions")); a != b {
@@ -29,7 +29,9 @@ func TestCanonical(t *testing.T) {
 		"number":    func(m map[string]types.AttributeValue) { m["kcal"] = n("512.51") },
 		"type":      func(m map[string]types.AttributeValue) { m["kcal"] = s("512.5") },
 		"attribute": func(m map[string]types.AttributeValue) { m["extra"] = s("") },
-		"nested":    func(m map[string]types.AttributeValue) { m["m"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"y": n("100")}} },
+		"nested": func(m map[string]types.AttributeValue) {
+			m["m"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"y": n("100")}}
+		},
 	} {
 		other := map[string]types.AttributeValue{}
 		for k, v := range base {
