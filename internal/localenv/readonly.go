@@ -13,6 +13,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/truora/minidyn/server"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"ndiro/internal/dynamo"
 )
@@ -60,7 +61,7 @@ func OpenReadOnly(ctx context.Context, opts Options) (_ *Env, err error) {
 		}
 	}()
 	e.bolt, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: an ndiro is running on %s (it holds the lock on s3.bolt); stop it first, so that nothing changes the data while it is read", ErrDataDirHeld, dir)
 	}
 	if err != nil {

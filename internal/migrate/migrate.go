@@ -245,54 +245,14 @@ func Run(ctx context.Context, src, dst Side, o Options) (*Report, error) {
 	if o.ObjectWorkers <= 0 {
 		o.ObjectWorkers = 4
 	}
+	// A burst of one second's units at most: the caps are per second.
 	r := &run{src: src, dst: dst, o: o,
-		writes: limit.NewPacer(o.WriteUnits, max(int(o.WriteUnits), maxItemUnits), o.Clock),
-		reads:  limit.NewPacer(o.ReadUnits, max(int(o.ReadUnits), maxItemUnits), o.Clock),
-	}
-	rows, err := scanAll(ctx, src.DB, src.Tables.Users.Name, nil)
-	if err != nil {
-		return nil, err
-	}
-	taken, err := r.targetEmails(ctx)
-	if err != nil {
-		return nil, err
-	}
-	shares, err := scanAll(ctx, src.DB, src.Tables.Shares.Name, nil)
-	if err != nil {
-		return nil, err
-	}
-	byOwner := map[string][]map[string]types.AttributeValue{}
-	for _, s := range shares {
-		owner := str(s, "owner_id")
-		byOwner[owner] = append(byOwner[owner], s)
+		writes: limit.NewPacer(o.WriteUnits, max(1, int(o.WriteUnits)), o.Clock),
+		reads:  limit.NewPacer(o.ReadUnits, max(1, int(o.ReadUnits)), o.Clock),
 	}
 	rep := &Report{DryRun: o.DryRun}
-	copiedIDs := map[string]bool{}
-	for _, row := range rows {
-		id := str(row, "user_id")
-		if user.Reserved(id) {
-			continue // sessions' keys, the lease, marks: no account
-		}
-		a := Account{ID: id}
-		switch {
-		case str(row, "status") == string(user.StatusDeleting):
-			a.Skipped = "being deleted"
-		case taken[strings.ToLower(str(row, "email"))] != "" && taken[strings.ToLower(str(row, "email"))] != id:
-			a.Skipped = "the target has another account with this email"
-		}
-		if a.Skipped == "" {
-			copiedIDs[id] = true
-			if err := r.account(ctx, &a, row, byOwner[id]); err != nil {
-				return nil, err
-			}
-		}
-		rep.Accounts = append(rep.Accounts, a)
-		r.progress(&a)
-	}
-	for owner, list := range byOwner {
-		if !copiedIDs[owner] {
-			rep.Unowned += len(list)
-		}
+	if err := r.accounts(ctx, rep); err != nil {
+		return nil, err
 	}
 	invites, err := scanAll(ctx, src.DB, src.Tables.Invites.Name, nil)
 	if err != nil {
@@ -306,20 +266,80 @@ func Run(ctx context.Context, src, dst Side, o Options) (*Report, error) {
 		rep.Invites.add(out)
 	}
 	if !o.DryRun {
-		for i := range rep.Accounts {
-			a := &rep.Accounts[i]
-			if a.Skipped != "" {
-				continue
-			}
-			if a.Source, err = r.tally(ctx, src, a.ID, nil); err != nil {
-				return nil, err
-			}
-			if a.Target, err = r.tally(ctx, dst, a.ID, r.reads); err != nil {
-				return nil, err
-			}
+		if err := r.verify(ctx, rep); err != nil {
+			return nil, err
 		}
 	}
 	return rep, nil
+}
+
+// accounts copies every account of the source, in the users table's
+// order, leaving out reserved items, accounts being deleted and those
+// whose email the target already has under another key, into rep.
+func (r *run) accounts(ctx context.Context, rep *Report) error {
+	rows, err := scanAll(ctx, r.src.DB, r.src.Tables.Users.Name, nil)
+	if err != nil {
+		return err
+	}
+	taken, err := r.targetEmails(ctx)
+	if err != nil {
+		return err
+	}
+	shares, err := scanAll(ctx, r.src.DB, r.src.Tables.Shares.Name, nil)
+	if err != nil {
+		return err
+	}
+	byOwner := map[string][]map[string]types.AttributeValue{}
+	for _, s := range shares {
+		owner := str(s, "owner_id")
+		byOwner[owner] = append(byOwner[owner], s)
+	}
+	copiedIDs := map[string]bool{}
+	for _, row := range rows {
+		id := str(row, "user_id")
+		if user.Reserved(id) {
+			continue // sessions' keys, the lease, marks: no account
+		}
+		a := Account{ID: id}
+		switch other := taken[strings.ToLower(str(row, "email"))]; {
+		case str(row, "status") == string(user.StatusDeleting):
+			a.Skipped = "being deleted"
+		case other != "" && other != id:
+			a.Skipped = "the target has another account with this email"
+		}
+		if a.Skipped == "" {
+			copiedIDs[id] = true
+			if err := r.account(ctx, &a, row, byOwner[id]); err != nil {
+				return err
+			}
+		}
+		rep.Accounts = append(rep.Accounts, a)
+		r.progress(&a)
+	}
+	for owner, list := range byOwner {
+		if !copiedIDs[owner] {
+			rep.Unowned += len(list)
+		}
+	}
+	return nil
+}
+
+// verify tallies every copied account on both sides.
+func (r *run) verify(ctx context.Context, rep *Report) error {
+	for i := range rep.Accounts {
+		a := &rep.Accounts[i]
+		if a.Skipped != "" {
+			continue
+		}
+		var err error
+		if a.Source, err = r.tally(ctx, r.src, a.ID, nil); err != nil {
+			return err
+		}
+		if a.Target, err = r.tally(ctx, r.dst, a.ID, r.reads); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // account copies one account: its users row first (so the objects and
@@ -450,6 +470,20 @@ func writeUnits(item map[string]types.AttributeValue) int {
 	return min(maxItemUnits, max(1, (len(canonical(item))+1023)/1024))
 }
 
+// spend pays n units through p in parts of at most burst (the pacer's
+// burst: a larger Wait would be charged as the burst alone).
+func spend(ctx context.Context, p *limit.Pacer, n, burst int) error {
+	burst = max(1, burst)
+	for n > 0 {
+		part := min(n, burst)
+		if err := p.Wait(ctx, part); err != nil {
+			return err
+		}
+		n -= part
+	}
+	return nil
+}
+
 // copyItem puts item (without the attributes in skip) into table t of
 // the target if no item has its key, and otherwise compares the two
 // (skip left out): same or conflict. In a dry run it reads instead.
@@ -478,7 +512,7 @@ func (r *run) copyItem(ctx context.Context, t dynamo.Table, item map[string]type
 		}
 		there = out.Item
 	} else {
-		if err := r.writes.Wait(ctx, writeUnits(put)); err != nil {
+		if err := spend(ctx, r.writes, writeUnits(put), int(r.o.WriteUnits)); err != nil {
 			return 0, err
 		}
 		_, err := r.dst.DB.PutItem(ctx, &dynamodb.PutItemInput{

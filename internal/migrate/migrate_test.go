@@ -18,9 +18,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/dynamo"
@@ -356,6 +358,30 @@ func TestCopyAndVerify(t *testing.T) {
 		t.Errorf("invites copied = %d, want 2", rep.Invites.Copied)
 	}
 
+	checkTarget(t, s, src, dst)
+
+	// Again: nothing to copy, still verified.
+	out.Reset()
+	rep, err = migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst), Progress: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Write(&out)
+	items, objects := rep.Totals()
+	if items.Copied != 0 || objects.Copied != 0 || !rep.OK() {
+		t.Errorf("second run copied %d items and %d objects (OK %v), want 0 and 0:\n%s", items.Copied, objects.Copied, rep.OK(), out.String())
+	}
+	if !strings.Contains(out.String(), "copied nothing: all ") || !strings.Contains(out.String(), "verified: every copied account is equal") {
+		t.Errorf("second run's report does not say it copied nothing and verified:\n%s", out.String())
+	}
+}
+
+// checkTarget checks what the target holds after a run: the accounts'
+// rows without sessions and marked, the marks' email items, no other
+// reserved item, the comment on its meal, no idempotency claim, no
+// pending upload, and exactly the source's objects under users/.
+func checkTarget(t *testing.T, s seeded, src, dst migrate.Side) {
+	t.Helper()
 	// The source rows carry sessions (both signed in) and reserved
 	// session keys; the target's carry neither.
 	sessions, keys := 0, 0
@@ -413,20 +439,6 @@ func TestCopyAndVerify(t *testing.T) {
 		t.Errorf("target objects %v, want the source's %v", dstKeys, srcKeys)
 	}
 
-	// Again: nothing to copy, still verified.
-	out.Reset()
-	rep, err = migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst), Progress: &out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep.Write(&out)
-	items, objects := rep.Totals()
-	if items.Copied != 0 || objects.Copied != 0 || !rep.OK() {
-		t.Errorf("second run copied %d items and %d objects (OK %v), want 0 and 0:\n%s", items.Copied, objects.Copied, rep.OK(), out.String())
-	}
-	if !strings.Contains(out.String(), "copied nothing: all ") || !strings.Contains(out.String(), "verified: every copied account is equal") {
-		t.Errorf("second run's report does not say it copied nothing and verified:\n%s", out.String())
-	}
 }
 
 // TestKilledRunResumes: a run stopped by a failing write, once in the
@@ -636,4 +648,49 @@ func dirDigest(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestWritesPaced: with WriteUnits 4 the target's table writes (each
+// item here under 1 KB: one unit) never run ahead of 4 a second plus a
+// second's burst, on the pacer's clock.
+func TestWritesPaced(t *testing.T) {
+	t.Parallel()
+	s := source(t)
+	clock := &apptest.Clock{}
+	clock.Set(time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC))
+	var mu sync.Mutex
+	var at []time.Time
+	record := func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("recordWrites",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					if op := awsmiddleware.GetOperationName(ctx); op == "PutItem" || op == "UpdateItem" || op == "DeleteItem" {
+						mu.Lock()
+						at = append(at, clock.Now())
+						mu.Unlock()
+					}
+					return next.HandleInitialize(ctx, in)
+				}), middleware.After)
+		})
+	}
+	src, dst, _ := sides(t, s, nil)
+	dst.DB = dynamodb.New(dst.DB.Options(), record)
+	const rate = 4
+	rep, err := migrate.Run(context.Background(), src, dst, migrate.Options{WriteUnits: rate, Clock: clock, Mark: marker(dst)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatal("paced run not OK")
+	}
+	if len(at) < 3*rate {
+		t.Fatalf("the run wrote %d items, too few to see a pace of %d a second", len(at), rate)
+	}
+	for i := range at {
+		for j := i; j < len(at); j++ {
+			if n, d := j-i+1, at[j].Sub(at[i]); float64(n) > rate*d.Seconds()+rate+0.001 {
+				t.Fatalf("%d writes within %v, over %d a second plus a burst of %d", n, d, rate, rate)
+			}
+		}
+	}
 }
