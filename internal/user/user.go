@@ -63,6 +63,13 @@ const (
 	// signed out, cannot sign in, and its share links stop, until an admin
 	// enables it again. Its data stays.
 	StatusDisabled Status = "disabled"
+	// StatusMoving marks both rows of an account moving to a new subject
+	// (DESIGN.md, moving an account): the old row (MovedTo names the new
+	// subject), which signs in no more, and the new row (MoveFrom names
+	// the old one), whose owner sees the "moving your diary" page until
+	// the move is done and the row is active. Neither is active, so the
+	// account's share links wait for the move too.
+	StatusMoving Status = "moving"
 )
 
 // User is one users row.
@@ -102,6 +109,16 @@ type User struct {
 	// its verified email moves it to the new subject); nil when not
 	// marked. Stored as RFC 3339, or NULL once cleared.
 	AwaitingOwner *time.Time `dynamodbav:"awaiting_owner,omitempty"`
+
+	// The move of an account to a new subject (package account, Mover).
+	// On the old row, MovedTo is the subject it moves to. On the new row,
+	// MoveFrom is the old row's ID (kept once the move is done, as a
+	// record), MoveStep the next step to run and MoveError the last
+	// failure ("" if none).
+	MovedTo   string `dynamodbav:"moved_to,omitempty"`
+	MoveFrom  string `dynamodbav:"move_from,omitempty"`
+	MoveStep  string `dynamodbav:"move_step,omitempty"`
+	MoveError string `dynamodbav:"move_error,omitempty"`
 }
 
 // IsAdmin reports whether u may open the admin pages.
@@ -109,6 +126,10 @@ func (u *User) IsAdmin() bool { return u.Role == RoleAdmin }
 
 // Deleting reports whether u's account deletion has started.
 func (u *User) Deleting() bool { return u.Status == StatusDeleting }
+
+// Moving reports whether u is either row of an account moving to a new
+// subject (StatusMoving).
+func (u *User) Moving() bool { return u.Status == StatusMoving }
 
 // Disabled reports whether an admin has switched u's account off.
 func (u *User) Disabled() bool { return u.Status == StatusDisabled }
