@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"ndiro/internal/apptest"
@@ -157,6 +159,11 @@ func TestMigrate(t *testing.T) {
 	if !strings.Contains(out, "verified: every copied account is equal in the source and the target") {
 		t.Errorf("ndiro migrate does not say it verified:\n%s", out)
 	}
+	for _, a := range []account{admin, migrant} {
+		if strings.Contains(out+errOut, a.email) {
+			t.Errorf("ndiro migrate's output or logs name %s; they name accounts by ID only:\n%s\n%s", a.email, out, errOut)
+		}
+	}
 	// The owner's objects in s3rver: each photo's copies, as many as the
 	// table counted, each meal's display copy among them.
 	var keys []string
@@ -181,7 +188,6 @@ func TestMigrate(t *testing.T) {
 
 	// The owner signs in on AWS mode through the provider and finds the
 	// diary whole.
-	t.Skip("the migrated owner's sign-in needs the move of a waiting account to the new subject at sign-in (branch rehome), not merged yet")
 	srv := start(t, s.Bin, env)
 	px := startProxy(t, s.ProxyAddr, cert)
 	px.forward(srv.listenAddr(t))
@@ -217,8 +223,16 @@ func TestMigrate(t *testing.T) {
 			t.Errorf("the migrated meal %s's photo %q = %d %q with %d bytes, want 200 image/jpeg", id, src, ph.StatusCode, ph.Header.Get("Content-Type"), len(ph.Body))
 		}
 	}
+	// The account is the provider's subject's now.
+	if got, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tablePrefix + "users"),
+		Key: map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: migrant.id}}, ConsistentRead: aws.Bool(true)}); err != nil || len(got.Item) == 0 {
+		t.Errorf("no users row for the provider's subject %s after the sign-in (%v)", migrant.id, err)
+	}
 	srv.terminate(t)
 	if !srv.exited(10*time.Second) || srv.exitCode() != 0 {
 		t.Errorf("no clean exit after SIGTERM (code %d); stderr: %s", srv.exitCode(), srv.stderr)
+	}
+	if strings.Contains(srv.stdout.String(), migrant.email) {
+		t.Errorf("the AWS mode logs name %s", migrant.email)
 	}
 }
