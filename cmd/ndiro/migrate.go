@@ -32,8 +32,8 @@ Copied: every account's users row, meals (with their comments), share
 links and photos (every object under users/{id}/, sized copies included),
 and every invite.
 Not copied: sessions (everyone signs in again), the writer lease, accounts
-being deleted, the meal form's idempotency claims, and uploads kept for a
-form being corrected (pending/).
+being deleted (and the invites they made or used), the meal form's
+idempotency claims, and uploads kept for a form being corrected (pending/).
 
 Each copied account is marked as waiting for its owner: a local account's
 ID is made from its email, not the provider's, so the first sign-in whose

@@ -4,7 +4,8 @@
 // users row, meals (with their comments), share links and photo objects
 // (every object under users/{id}/, sized copies included), and every
 // invite; never sessions (the rows' sessions map), the lease, an
-// account waiting for its own deletion, the meal form's idempotency
+// account waiting for its own deletion (nor the invites it made or
+// used, which its deletion removes), the meal form's idempotency
 // claims (sort keys from meal.MealKeyCeiling up) or uploads kept for a
 // form (pending/).
 //
@@ -169,6 +170,9 @@ type Report struct {
 	// Unowned counts share links whose owner was not copied (an account
 	// being deleted, or none at all): not copied.
 	Unowned int
+	// DeletedInvites counts invites made by or claimed by an account
+	// being deleted, which its deletion removes: not copied.
+	DeletedInvites int
 }
 
 // Totals returns the counts of every kind, added up over the accounts.
@@ -220,6 +224,8 @@ type run struct {
 	o        Options
 	writes   *limit.Pacer
 	reads    *limit.Pacer
+	// deleting holds the IDs of the source's accounts being deleted.
+	deleting map[string]bool
 }
 
 // Run copies src into dst as the package comment says and returns what
@@ -247,8 +253,9 @@ func Run(ctx context.Context, src, dst Side, o Options) (*Report, error) {
 	}
 	// A burst of one second's units at most: the caps are per second.
 	r := &run{src: src, dst: dst, o: o,
-		writes: limit.NewPacer(o.WriteUnits, max(1, int(o.WriteUnits)), o.Clock),
-		reads:  limit.NewPacer(o.ReadUnits, max(1, int(o.ReadUnits)), o.Clock),
+		writes:   limit.NewPacer(o.WriteUnits, max(1, int(o.WriteUnits)), o.Clock),
+		reads:    limit.NewPacer(o.ReadUnits, max(1, int(o.ReadUnits)), o.Clock),
+		deleting: map[string]bool{},
 	}
 	rep := &Report{DryRun: o.DryRun}
 	if err := r.accounts(ctx, rep); err != nil {
@@ -259,6 +266,10 @@ func Run(ctx context.Context, src, dst Side, o Options) (*Report, error) {
 		return nil, err
 	}
 	for _, inv := range invites {
+		if r.deleting[str(inv, "created_by")] || r.deleting[str(inv, "claimed_by")] {
+			rep.DeletedInvites++
+			continue
+		}
 		out, err := r.copyItem(ctx, dst.Tables.Invites, inv, nil)
 		if err != nil {
 			return nil, err
@@ -304,6 +315,7 @@ func (r *run) accounts(ctx context.Context, rep *Report) error {
 		switch other := taken[strings.ToLower(str(row, "email"))]; {
 		case str(row, "status") == string(user.StatusDeleting):
 			a.Skipped = "being deleted"
+			r.deleting[id] = true
 		case other != "" && other != id:
 			a.Skipped = "the target has another account with this email"
 		}

@@ -185,6 +185,9 @@ func writeSeed(t testing.TB, dir string) seeded {
 		}
 	}
 	put(app.Tables.Users.Name, map[string]types.AttributeValue{"user_id": sv(user.ReservedPrefix + "session#abc"), "data": sv("x")})
+	// An invite the account being deleted made (its deletion removes it).
+	put(app.Tables.Invites.Name, map[string]types.AttributeValue{"invite_token": sv("gone-invite-token"), "role": sv("owner"),
+		"created_by": sv(s.gone), "created_at": sv(time.Now().UTC().Format(time.RFC3339)), "expires_at": &types.AttributeValueMemberN{Value: "4102444800"}})
 	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(seedBucket), Key: aws.String(photo.PendingPrefix(s.friend) + "kept.jpg"), Body: bytes.NewReader([]byte("pending"))}); err != nil {
 		t.Fatal(err)
 	}
@@ -360,8 +363,8 @@ func TestCopyAndVerify(t *testing.T) {
 	if g := account(t, rep, s.gone); g.Skipped != "being deleted" {
 		t.Errorf("the account being deleted: skipped %q, want \"being deleted\"", g.Skipped)
 	}
-	if rep.Invites.Copied != 2 {
-		t.Errorf("invites copied = %d, want 2", rep.Invites.Copied)
+	if rep.Invites.Copied != 2 || rep.DeletedInvites != 1 {
+		t.Errorf("invites copied = %d, left as the deleted account's %d; want 2 and 1", rep.Invites.Copied, rep.DeletedInvites)
 	}
 
 	checkTarget(t, s, src, dst)

@@ -156,6 +156,9 @@ func (r *Report) Write(w io.Writer) error {
 	if r.Unowned > 0 {
 		fmt.Fprintf(w, "share links of accounts not copied: %d, not copied\n", r.Unowned)
 	}
+	if r.DeletedInvites > 0 {
+		fmt.Fprintf(w, "invites of accounts being deleted: %d, not copied\n", r.DeletedInvites)
+	}
 	if n := items.Conflicts + objects.Conflicts; n > 0 {
 		fmt.Fprintf(w, "conflicts: %d items and objects in the target differ from the source and were left as they are\n", n)
 	}
