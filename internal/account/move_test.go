@@ -517,3 +517,41 @@ func TestMoveFromOtherSubjectRefused(t *testing.T) {
 		t.Errorf("copied %d meals and %d objects to a subject the account was not claimed for", len(got.meals), len(got.objects))
 	}
 }
+
+// TestMovingAccountNotDeleted: neither row of a move not finished can be
+// deleted (the move would bring back what the deletion took); once the
+// move is done the new account can be.
+func TestMovingAccountNotDeleted(t *testing.T) {
+	t.Parallel()
+	w := newMoveWorld(t)
+	ctx := context.Background()
+	old, err := w.app.Users.ClaimMove(ctx, w.id, newSub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.app.Users.CreateMoving(ctx, old, newSub, string(account.MovePhotos)); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{w.id, newSub} {
+		path := "/admin/users/" + url.PathEscape(id) + "/delete"
+		if r := w.admin.Get(path); r.StatusCode != http.StatusConflict || r.Text("h1") != "Account moving" {
+			t.Errorf("GET %s of a moving row = %d %q, want 409 Account moving", path, r.StatusCode, r.Text("h1"))
+		}
+		if r := w.admin.PostForm(path, url.Values{"email": {victimEmail}}); r.StatusCode != http.StatusConflict {
+			t.Errorf("POST %s of a moving row = %d, want 409", path, r.StatusCode)
+		}
+		if _, err := w.app.Users.MarkDeleting(ctx, id, "photos", w.app.Clock.Now()); !errors.Is(err, user.ErrState) {
+			t.Errorf("MarkDeleting of moving row %s = %v, want ErrState", id, err)
+		}
+	}
+	w.app.Moves.Resume(newSub)
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := w.app.Moves.Wait(wctx, newSub); err != nil {
+		t.Fatal(err)
+	}
+	w.checkMoved(t)
+	if r := w.admin.Get("/admin/users/" + url.PathEscape(newSub) + "/delete"); r.StatusCode != http.StatusOK {
+		t.Errorf("delete page of the moved account = %d, want 200", r.StatusCode)
+	}
+}

@@ -337,12 +337,15 @@ func (s *Store) SetTimeZone(ctx context.Context, id, tz string) error {
 // conditional UpdateItem (the row must exist): from here on the guard
 // refuses the account everywhere. It is the commit record of the deletion
 // (DESIGN.md, account deletion). Marking an account already marked keeps
-// its step and start time, so a repeated request changes nothing. It
+// its step and start time, so a repeated request changes nothing. Either
+// row of an account moving to a new subject (StatusMoving) is refused
+// with ErrState: the move would bring back what the deletion took. It
 // returns the row as marked, or ErrNotFound.
 func (s *Store) MarkDeleting(ctx context.Context, id, firstStep string, now time.Time) (*User, error) {
 	name := expression.Name
 	expr, err := expression.NewBuilder().
-		WithCondition(expression.AttributeExists(name("user_id"))).
+		WithCondition(expression.AttributeExists(name("user_id")).
+			And(expression.AttributeNotExists(name("status")).Or(name("status").NotEqual(expression.Value(StatusMoving))))).
 		WithUpdate(expression.Set(name("status"), expression.Value(StatusDeleting)).
 			Set(name("deletion_step"), expression.IfNotExists(name("deletion_step"), expression.Value(firstStep))).
 			Set(name("deletion_started_at"), expression.IfNotExists(name("deletion_started_at"), expression.Value(now.UTC().Format(time.RFC3339Nano))))).
@@ -351,16 +354,24 @@ func (s *Store) MarkDeleting(ctx context.Context, id, firstStep string, now time
 		return nil, fmt.Errorf("user: mark deleting: %w", err)
 	}
 	out, err := s.updateItem(ctx, id, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(id),
-		UpdateExpression:          expr.Update(),
-		ConditionExpression:       expr.Condition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ReturnValues:              types.ReturnValueAllNew,
+		TableName:                           aws.String(s.table),
+		Key:                                 key(id),
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if dynamo.IsConditionFailed(err) {
-		return nil, fmt.Errorf("user: mark deleting: %w", ErrNotFound)
+		item, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(id), err)
+		switch {
+		case gerr != nil:
+			return nil, fmt.Errorf("user: mark deleting: %w", gerr)
+		case len(item) == 0:
+			return nil, fmt.Errorf("user: mark deleting: %w", ErrNotFound)
+		}
+		return nil, fmt.Errorf("user: mark deleting: %w", ErrState)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("user: mark deleting: %w", err)
