@@ -30,6 +30,9 @@ type Main struct {
 	metrics *metrics.Metrics
 	// closers release what Run opened, in the order opened.
 	closers []func()
+	// holderNote follows host and process ID in the lease's holder
+	// (" (ndiro migrate)"), so a refused start says what holds it.
+	holderNote string
 }
 
 func newMain(cfg config.Config, getenv func(string) string, stdout io.Writer) *Main {
