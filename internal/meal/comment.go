@@ -10,13 +10,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"ndiro/internal/dynamo"
 )
 
 // Limits of comments (DESIGN.md, comments through a share link).
@@ -108,17 +105,20 @@ func (m *Meal) CommentsFrom(shareID string) []Comment {
 // when the meal changes under it.
 const commentAttempts = 5
 
-// AddComment writes c on the meal id of userID on day d with one
-// UpdateItem, SET comments.#id = :c ADD comment_rev :1, conditional on
-// the meal existing, on c.ID being new and on the meal holding fewer than
-// MaxComments; a meal without comments gets the whole map instead (SET
-// comments = :m, conditional on there being none: a comment written
-// meanwhile makes it try the first form again). It returns ErrNotFound
-// for a meal that is not there (moved or deleted) and ErrCommentsFull for
-// one that is full. A write whose answer was lost, sent again by the SDK,
-// finds its own comment and is no error. It never writes any other
-// attribute: the owner's edits are not touched, and Update merges the
-// new comment into an edit made from an older read.
+// AddComment writes c on the meal id of userID on day d: it reads the
+// meal and writes it back whole with c in its comments and comment_rev
+// one higher, conditional on version and comment_rev being as read, and
+// reads again when either changed meanwhile (the owner's edit, another
+// comment). It is not one UpdateItem (SET comments.#id, ADD comment_rev):
+// the in-process emulator of local and server mode evaluates an update
+// expression over every attribute as float64 and writes them all back,
+// which rounds photo_v (nanoseconds, beyond 2^53) and so breaks the
+// photo's version; a whole-item put stores each number as its text. It
+// returns ErrNotFound for a meal that is not there (moved or deleted) and
+// ErrCommentsFull for one holding MaxComments. A write whose answer was
+// lost, sent again by the SDK, finds its own comment and is no error.
+// The owner's fields are written back as read, and Update merges the new
+// comment into an edit made from an older read.
 func (s *Store) AddComment(ctx context.Context, userID string, d Date, id string, c Comment) error {
 	if !ValidCommentID(c.ID) {
 		return fmt.Errorf("meal: add comment: malformed comment id %q", c.ID)
@@ -126,7 +126,7 @@ func (s *Store) AddComment(ctx context.Context, userID string, d Date, id string
 	if _, err := ParseID(id); err != nil {
 		return fmt.Errorf("meal: add comment: %w", ErrNotFound)
 	}
-	if err := s.putComments(ctx, key(userID, SortKey(d, id)), []Comment{c}, MaxComments); err != nil {
+	if err := s.putComments(ctx, userID, d, id, []Comment{c}, MaxComments); err != nil {
 		return fmt.Errorf("meal: add comment: %w", err)
 	}
 	return nil
@@ -143,95 +143,56 @@ func (s *Store) CopyComments(ctx context.Context, m *Meal, cs map[string]Comment
 			list = append(list, c)
 		}
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-	if err := s.putComments(ctx, key(m.UserID, m.SK), list, 0); err != nil {
+	d, err := ParseDate(m.Date)
+	if err != nil {
+		return fmt.Errorf("meal: copy comments: %w", err)
+	}
+	if err := s.putComments(ctx, m.UserID, d, m.ID, list, 0); err != nil {
 		return fmt.Errorf("meal: copy comments: %w", err)
 	}
 	return nil
 }
 
-// putComments adds cs to the comments map of the row at k, as
-// AddComment does, leaving out those the row holds already (a retry, or a
-// move copying comments twice). A max above 0 refuses with
-// ErrCommentsFull once the map would hold more than max. It first writes
-// the whole map, conditional on there being none (the in-process
-// emulator refuses size() of a missing attribute, so the limit can only
-// be checked on a map that exists); refused, it learns from the row
-// refused over which comments it holds and writes into the map.
-func (s *Store) putComments(ctx context.Context, k map[string]types.AttributeValue, cs []Comment, max int) error {
-	inMap := false
+// putComments adds cs to the comments of the meal id of userID on day d,
+// as AddComment does, leaving out those the row holds already (a retry,
+// or a move copying comments twice). A max above 0 refuses with
+// ErrCommentsFull once the row would hold more than max.
+func (s *Store) putComments(ctx context.Context, userID string, d Date, id string, cs []Comment, max int) error {
 	for range commentAttempts {
-		if len(cs) == 0 {
-			return nil
-		}
-		_, err := s.db.UpdateItem(ctx, commentsUpdate(s.table, k, cs, max, inMap))
-		if !dynamo.IsConditionFailed(err) {
+		m, err := s.Get(ctx, userID, d, id)
+		if err != nil {
 			return err
 		}
-		item, gerr := dynamo.RefusedItem(ctx, s.db, s.table, k, err)
-		if gerr != nil {
-			return gerr
-		}
-		if len(item) == 0 {
-			return ErrNotFound
-		}
-		var cur Meal
-		if err := attributevalue.UnmarshalMap(item, &cur); err != nil {
-			return fmt.Errorf("decode: %w", err)
-		}
-		_, inMap = item["comments"]
-		rest := cs[:0:0]
+		var add []Comment
 		for _, c := range cs {
-			if _, ok := cur.Comments[c.ID]; !ok {
-				rest = append(rest, c)
+			if _, ok := m.Comments[c.ID]; !ok {
+				add = append(add, c)
 			}
 		}
-		if len(rest) > 0 && max > 0 && len(cur.Comments)+len(rest) > max {
+		if len(add) == 0 {
+			return nil
+		}
+		if max > 0 && len(m.Comments)+len(add) > max {
 			return ErrCommentsFull
 		}
-		cs = rest
+		if m.Comments == nil {
+			m.Comments = make(map[string]Comment, len(add))
+		}
+		for _, c := range add {
+			m.Comments[c.ID] = c
+		}
+		rev := m.CommentRev
+		m.CommentRev = rev + 1
+		err = s.replace(ctx, m, m.Version, rev)
+		var cc *commentsChanged
+		if err == nil {
+			return nil
+		}
+		if !errors.As(err, &cc) && !errors.Is(err, ErrConflict) {
+			return err
+		}
 	}
 	return fmt.Errorf("comments changed %d times while written: %w", commentAttempts, ErrConflict)
-}
-
-// commentsUpdate is the UpdateItem that adds cs to the comments map of
-// the row at k and counts the write in comment_rev: into the map that
-// exists (inMap), or as the whole map where there is none.
-func commentsUpdate(table string, k map[string]types.AttributeValue, cs []Comment, max int, inMap bool) *dynamodb.UpdateItemInput {
-	comments := expression.Name("comments")
-	cond := expression.AttributeExists(expression.Name("sk"))
-	var upd expression.UpdateBuilder
-	if inMap {
-		if max > 0 {
-			cond = cond.And(comments.Size().LessThanEqual(expression.Value(max - len(cs))))
-		}
-		for _, c := range cs {
-			path := expression.Name("comments." + c.ID) // IDs are digits, '-' and hex (ValidCommentID)
-			upd = upd.Set(path, expression.Value(c))
-			cond = cond.And(expression.AttributeNotExists(path))
-		}
-	} else {
-		all := make(map[string]Comment, len(cs))
-		for _, c := range cs {
-			all[c.ID] = c
-		}
-		upd = upd.Set(comments, expression.Value(all))
-		cond = cond.And(expression.AttributeNotExists(comments))
-	}
-	upd = upd.Add(expression.Name("comment_rev"), expression.Value(1))
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
-	if err != nil {
-		panic(err) // names and values of our own making: cannot fail
-	}
-	return &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(table),
-		Key:                                 k,
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
 }
 
 // DeleteComment removes the comment commentID from the meal id of

@@ -10,7 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/shopspring/decimal"
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
@@ -306,5 +311,53 @@ func TestMoveCarriesComments(t *testing.T) {
 	}
 	if !strings.HasPrefix(ms[0].ID, "194500-") {
 		t.Errorf("moved meal ID = %s", ms[0].ID)
+	}
+}
+
+// TestAddCommentKeepsEveryAttribute: a comment changes the row's
+// comments and comment_rev and nothing else, to the digit: photo_v is a
+// nanosecond time past 2^53, which an update expression evaluated as
+// float64 (the in-process emulator's) would round, breaking the photo's
+// version.
+func TestAddCommentKeepsEveryAttribute(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, db, tables := newStore(t)
+	kcal, err := meal.ParseNumber("523.5", decimal.NewFromInt(100000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &meal.Meal{UserID: "u1", Date: "2026-09-02", Time: "12:30:00", Kind: meal.Lunch, Notes: "soup", Kcal: kcal,
+		Photo: meal.Photo{PhotoV: 1_790_000_000_000_000_001, PhotoW: 1536, PhotoH: 2048, ThumbW: 480, ThumbH: 640, PhotoSet: 0x7fff}}
+	if err := s.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	raw := func() map[string]types.AttributeValue {
+		t.Helper()
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tables.Meals.Name), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: "u1"}, "sk": &types.AttributeValueMemberS{Value: m.SK}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item
+	}
+	before := raw()
+	at := time.Date(2026, 9, 3, 18, 7, 0, 0, time.UTC)
+	for _, c := range []meal.Comment{comment(at, "share-a", "More greens?"), comment(at.Add(time.Minute), "share-a", "And water.")} {
+		if err := s.AddComment(ctx, "u1", date(t, m.Date), m.ID, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := raw()
+	if n, ok := after["photo_v"].(*types.AttributeValueMemberN); !ok || n.Value != "1790000000000000001" {
+		t.Errorf("photo_v after two comments = %#v, want N 1790000000000000001", after["photo_v"])
+	}
+	for _, k := range []string{"comments", "comment_rev"} {
+		delete(before, k)
+		delete(after, k)
+	}
+	if d := cmp.Diff(before, after, cmpopts.IgnoreUnexported(types.AttributeValueMemberN{}, types.AttributeValueMemberS{},
+		types.AttributeValueMemberM{}, types.AttributeValueMemberBOOL{}, types.AttributeValueMemberL{})); d != "" {
+		t.Errorf("attributes a comment changed besides its own (-before +after):\n%s", d)
 	}
 }
