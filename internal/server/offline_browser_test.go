@@ -127,6 +127,7 @@ func waiting(n int) string {
 // still offline, shows them; with the network back, the next visit sends
 // them: each saved exactly once, with its photo and the time chosen.
 func TestBrowserOfflineOutbox(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	app, net, ctx := offlineApp(t, "admin@example.com")
 	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
@@ -200,6 +201,7 @@ func mealsOf(t *testing.T, app *apptest.App, email string) []meal.Meal {
 // CDP). Someone else signing in on the same browser is never shown the
 // first person's kept pages.
 func TestBrowserOutboxRefusedAndSignOut(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	app, net, ctx := offlineApp(t, "admin@example.com")
 	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
