@@ -7,7 +7,6 @@ import (
 	"errors"
 	"image"
 	"image/jpeg"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -169,13 +168,11 @@ func TestMuxICC(t *testing.T) {
 	}
 }
 
-// newWebPPipeline is a pipeline whose WebP encoder runs this test binary
-// as its worker (TestMain).
+// newWebPPipeline is a pipeline whose WebP encoder is the package's
+// shared one (webpEncoder), which runs this test binary as its worker.
 func newWebPPipeline(t testing.TB, budget int64) *photo.Pipeline {
 	t.Helper()
-	enc := photo.NewWebPEncoder(nil, photo.WebPLimits(), time.Minute, slog.New(slog.DiscardHandler))
-	t.Cleanup(func() { enc.Close() })
-	return photo.NewPipeline(budget, 2*time.Second).WithWebP(enc)
+	return photo.NewPipeline(budget, 2*time.Second).WithWebP(webpEncoder())
 }
 
 func TestMakeVariants(t *testing.T) {
