@@ -1,5 +1,5 @@
 # ndiro: `make run` starts local mode, `make test` runs the test suite
-# (the longer suites browser, crash, memory, heic, imagebytes, lighthouse, e2e and faults have
+# (the longer suites browser, slow, crash, memory, heic, imagebytes, lighthouse, e2e and faults have
 # their own targets; CI runs them all).
 GO ?= go
 PKGS := ./...
@@ -8,7 +8,7 @@ PKGS := ./...
 # binary stays static. Every build and test uses it.
 TAGS := nodynamic
 
-.PHONY: run demo screenshots test browser crash memory heic imagebytes lighthouse check bench load release e2e faults a11y fmt vet
+.PHONY: run demo screenshots test browser slow crash memory heic imagebytes lighthouse check bench load release e2e faults a11y fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
@@ -41,6 +41,13 @@ test:
 ## them (NDIRO_TEST_BROWSER; needs Chromium; CI runs it after test)
 browser:
 	NDIRO_TEST_BROWSER=1 $(GO) test -tags $(TAGS) -race -count=1 -timeout 30m -run '^TestBrowser' $(PKGS)
+
+## slow: the pipeline's fixture test with the 12-megapixel phone photo
+## (phone-portrait.jpg: upright, no metadata, its thumbnail as the
+## reference), decoded in full under the race detector; make test skips
+## it (NDIRO_TEST_SLOW; CI runs it after test)
+slow:
+	NDIRO_TEST_SLOW=1 $(GO) test -tags $(TAGS) -race -count=1 -run '^TestProcessFixtures$$' -v ./internal/photo
 
 ## crash: the long crash test: several runs on one data dir, each a larger
 ## burst of changes, kill -9 mid-burst, restart and check (CI runs it after test)

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"image"
+	"image/color"
 	"image/jpeg"
 	"slices"
 	"testing"
@@ -266,9 +267,13 @@ func abs(n int) int {
 	return n
 }
 
+// TestMakeVariantsAdmitted: the job's memory is admitted against the
+// budget, a WebP copy needs an encoder and a display copy must be a JPEG.
+// Its photo is made in the test (320 × 240: two sizes, both formats): the
+// pixels are TestMakeVariants's.
 func TestMakeVariantsAdmitted(t *testing.T) {
 	p := newWebPPipeline(t, 64<<20)
-	proc, err := p.Process(context.Background(), apptest.Photo(t, "phone-landscape-small.jpg"))
+	proc, err := p.Process(context.Background(), apptest.JPEG(t, 320, 240, color.RGBA{200, 120, 80, 255}))
 	if err != nil {
 		t.Fatal(err)
 	}
