@@ -334,6 +334,7 @@ func outboxEntries(t *testing.T, ctx context.Context, origin string) int {
 // through DevTools as the browser does when the network returns) sends
 // it. Each is saved exactly once, with its photo.
 func TestBrowserOutboxOnlineAndSync(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	app, net, ctx := offlineApp(t, "admin@example.com")
 	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
@@ -422,6 +423,7 @@ func TestBrowserOutboxOnlineAndSync(t *testing.T) {
 // lost: the outbox marks it waiting for a sign-in and links to one, and
 // signing in again as the same person sends it, exactly once.
 func TestBrowserOutboxSignInAgain(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	const email = "admin@example.com"
 	app, net, ctx := offlineApp(t, email)
