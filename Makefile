@@ -1,6 +1,6 @@
 # ndiro: `make run` starts local mode, `make test` runs the test suite
-# (the longer suites crash, memory, heic, imagebytes, lighthouse, e2e and faults have their own
-# targets; CI runs them all).
+# (the longer suites browser, slow, crash, memory, heic, imagebytes, lighthouse, e2e and faults have
+# their own targets; CI runs them all).
 GO ?= go
 PKGS := ./...
 # nodynamic: the HEIC decoder (github.com/gen2brain/heic) runs its
@@ -8,7 +8,7 @@ PKGS := ./...
 # binary stays static. Every build and test uses it.
 TAGS := nodynamic
 
-.PHONY: run demo screenshots test crash memory heic imagebytes lighthouse check bench load release e2e faults a11y fmt vet
+.PHONY: run demo screenshots test browser slow crash memory heic imagebytes lighthouse check bench load release e2e faults a11y fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
@@ -26,13 +26,28 @@ demo:
 ## written to ./screenshots by the browser test
 screenshots:
 	@mkdir -p screenshots
-	NDIRO_SCREENSHOTS=$(CURDIR)/screenshots $(GO) test -tags $(TAGS) -count=1 -run '^TestBrowserPages$$' -v ./internal/server
+	NDIRO_TEST_BROWSER=1 NDIRO_SCREENSHOTS=$(CURDIR)/screenshots $(GO) test -tags $(TAGS) -count=1 -run '^TestBrowserPages$$' -v ./internal/server
 
 ## test: the test suite with the race detector; needs no network
 ## (-timeout 30m: under -race on a busy 2-core machine a package with
 ## browser tests can take longer than go test's default 10 minutes)
 test:
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout 30m $(PKGS)
+
+## browser: the browser tests (every TestBrowser…) in headless Chromium,
+## with the race detector: every page held to the UI rules at a phone's
+## and a desktop's size, photo slots, caching and colours, the page
+## script's uploads, the offline outbox, share links; make test skips
+## them (NDIRO_TEST_BROWSER; needs Chromium; CI runs it after test)
+browser:
+	NDIRO_TEST_BROWSER=1 $(GO) test -tags $(TAGS) -race -count=1 -timeout 30m -run '^TestBrowser' $(PKGS)
+
+## slow: the pipeline's fixture test with the 12-megapixel phone photo
+## (phone-portrait.jpg: upright, no metadata, its thumbnail as the
+## reference), decoded in full under the race detector; make test skips
+## it (NDIRO_TEST_SLOW; CI runs it after test)
+slow:
+	NDIRO_TEST_SLOW=1 $(GO) test -tags $(TAGS) -race -count=1 -run '^TestProcessFixtures$$' -v ./internal/photo
 
 ## crash: the long crash test: several runs on one data dir, each a larger
 ## burst of changes, kill -9 mid-burst, restart and check (CI runs it after test)
@@ -60,7 +75,7 @@ heic:
 ## against sized ones (JPEG and WebP through srcset): each at most 45 %
 ## (about 2 minutes; needs Chromium; CI runs it)
 imagebytes:
-	NDIRO_TEST_IMAGEBYTES=1 $(GO) test -tags $(TAGS) -count=1 -timeout 15m -run '^TestImageBytes$$' -v ./internal/server
+	NDIRO_TEST_IMAGEBYTES=1 NDIRO_TEST_BROWSER=1 $(GO) test -tags $(TAGS) -count=1 -timeout 15m -run '^TestImageBytes$$' -v ./internal/server
 
 ## lighthouse: Lighthouse 12 (mobile) on the month, a meal and a share
 ## page: "Properly size images" and "Serve images in modern formats" must

@@ -2,6 +2,7 @@ package apptest
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -22,17 +23,36 @@ func chromiumPath(t testing.TB) string {
 	return ""
 }
 
-// Browser starts headless Chromium with a window of width×height CSS
-// pixels, and extra options if any (e.g. a colour profile), and returns a
-// chromedp context for it, ended with the test (and after timeout at the
-// latest). It skips the test under -short or without Chromium.
-func Browser(t testing.TB, width, height int, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
+// BrowserEnv is the environment variable that runs the browser tests
+// (every TestBrowser…): set to 1 by make browser, which CI runs after
+// make test. Chromium under the race detector costs make test more CPU
+// than the rest of the suite, so without it the tests skip, saying so.
+const BrowserEnv = "NDIRO_TEST_BROWSER"
+
+// NeedBrowser skips t unless the browser tests run (BrowserEnv is 1, not
+// under -short, Chromium installed) and returns Chromium's path. A
+// browser test calls it (or Browser) before anything else, so that a
+// skipped test sets nothing up.
+func NeedBrowser(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("drives a browser")
 	}
+	if os.Getenv(BrowserEnv) != "1" {
+		t.Skip("drives a browser: run by make browser (" + BrowserEnv + "=1)")
+	}
+	return chromiumPath(t)
+}
+
+// Browser starts headless Chromium with a window of width×height CSS
+// pixels, and extra options if any (e.g. a colour profile), and returns a
+// chromedp context for it, ended with the test (and after timeout at the
+// latest). It skips the test as NeedBrowser does.
+func Browser(t testing.TB, width, height int, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	path := NeedBrowser(t)
 	opts := append([]chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.ExecPath(path),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,

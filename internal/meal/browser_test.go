@@ -27,6 +27,7 @@ import (
 // must send no photo request to the server (the thumbnail is immutable for
 // a year), and the thumbnail must stand upright.
 func TestBrowserPhotoCaching(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	ctx := apptest.Browser(t, 412, 915, 2*time.Minute)
 	var photoRequests atomic.Int64
@@ -135,6 +136,7 @@ func checkUpright(t *testing.T, ctx context.Context, selector string) {
 // not the raw values a copy without its profile shows, such as
 // (234,51,35) for the red.
 func TestBrowserWideGamut(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	// An sRGB screen, whatever the machine.
 	ctx := apptest.Browser(t, 800, 600, 2*time.Minute, chromedp.Flag("force-color-profile", "srgb"))
@@ -208,6 +210,7 @@ func TestBrowserWideGamut(t *testing.T) {
 // ICCP chunk dropped (what an encoder that takes no profile writes) shows
 // it dull, (234,51,35).
 func TestBrowserWideGamutWebP(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	app, c := signedIn(t)
 	if resp := upload(c, "/meals", "wide-gamut-p3.jpg", apptest.Photo(t, "wide-gamut-p3.jpg")); resp.StatusCode != http.StatusSeeOther {

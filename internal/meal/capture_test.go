@@ -1,6 +1,7 @@
 package meal_test
 
 import (
+	"image/color"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -21,6 +22,16 @@ const (
 	portraitTaken = "2024-06-14 12:31:07"
 )
 
+// timedPhoto is a 64×48 JPEG carrying the quarter-size portrait's EXIF
+// segment (its capture time portraitTaken, orientation 6, GPS): these
+// tests are about the capture time, so they spare the 0.75-megapixel
+// decode and resize of the fixture itself, each a second of CPU under the
+// race detector.
+func timedPhoto(t testing.TB) []byte {
+	t.Helper()
+	return apptest.WithEXIF(t, apptest.JPEG(t, 64, 48, color.RGBA{200, 120, 80, 255}), apptest.Photo(t, portrait))
+}
+
 // defaults are a new meal form's fields left as the form showed them at
 // 2026-09-01 12:30, markers included.
 func defaults(kv ...string) []string {
@@ -35,7 +46,7 @@ func defaults(kv ...string) []string {
 func TestFiledByPhoto(t *testing.T) {
 	t.Parallel()
 	app, c := signedIn(t)
-	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, portrait), defaults()...)
+	resp := upload(c, "/meals", "phone-portrait.jpg", timedPhoto(t), defaults()...)
 	ms := allMeals(t, app, admin)
 	if len(ms) != 1 {
 		t.Fatalf("%d meals, want 1", len(ms))
@@ -88,7 +99,7 @@ func TestFiledByPhoto(t *testing.T) {
 // form for another day, a capture time too far ahead, and edits.
 func TestFiledAsSent(t *testing.T) {
 	t.Parallel()
-	photo := apptest.Photo(t, portrait)
+	photo := timedPhoto(t)
 	for _, tc := range []struct {
 		name string
 		kv   []string
@@ -129,7 +140,7 @@ func TestFiledAsSent(t *testing.T) {
 
 	// An edit, even one sent with markers, keeps the meal where it is.
 	app, c := signedIn(t)
-	upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "notes", "no time in this photo")
+	upload(c, "/meals", "plain.jpg", apptest.JPEG(t, 64, 48, color.RGBA{90, 140, 60, 255}), "notes", "no time in this photo")
 	m := allMeals(t, app, admin)[0]
 	kv := defaults("version", strconv.FormatInt(m.Version, 10), "notes", "new photo, old time")
 	resp := upload(c, m.DetailURL(), "phone-portrait.jpg", photo, kv...)
@@ -159,7 +170,7 @@ func TestFiledAsSent(t *testing.T) {
 // form's time is filed at it with the plain flash.
 func TestFiledByPhotoKinds(t *testing.T) {
 	t.Parallel()
-	photo := apptest.Photo(t, portrait)
+	photo := timedPhoto(t)
 	for _, tc := range []struct {
 		name, flash string
 		kv          []string
@@ -198,7 +209,7 @@ func TestFiledByPhotoKinds(t *testing.T) {
 func TestFiledByPhotoKept(t *testing.T) {
 	t.Parallel()
 	app, c := signedIn(t)
-	resp := upload(c, "/meals", "phone-portrait.jpg", apptest.Photo(t, portrait), defaults("kcal", "lots")...)
+	resp := upload(c, "/meals", "phone-portrait.jpg", timedPhoto(t), defaults("kcal", "lots")...)
 	if resp.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("bad kcal = %d, want 422", resp.StatusCode)
 	}

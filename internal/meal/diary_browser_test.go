@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"ndiro/internal/apptest"
 	"ndiro/internal/meal"
 )
 
@@ -28,6 +29,7 @@ func phoneTouch() chromedp.Action[chromedp.Void] {
 // highlighted, with "Meal saved" in view. Hunger and fullness are chosen
 // on their 1–5 scales, by keyboard with the script and by tapping without.
 func TestBrowserCapture(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	for _, js := range []bool{true, false} {
 		t.Run(fmt.Sprintf("js=%v", js), func(t *testing.T) {
@@ -212,6 +214,7 @@ func checkLanded(t *testing.T, ctx context.Context, url, flash string) {
 // row on the phone and is remembered across pages, with and without the
 // script.
 func TestBrowserMonthStrip(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	for _, js := range []bool{true, false} {
 		t.Run(fmt.Sprintf("js=%v", js), func(t *testing.T) {

@@ -124,7 +124,7 @@ func TestRepeatedKeyAfterLostAnswer(t *testing.T) {
 	before := objectState(t, app)
 
 	// Sent again, as a form and as the page script sends it.
-	again := upload(c, "/meals", "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "idem", idemKey, "time", "07:15", "notes", "porridge")
+	again := upload(c, "/meals", "other.jpg", otherPhoto(t), "idem", idemKey, "time", "07:15", "notes", "porridge")
 	if again.StatusCode != http.StatusSeeOther || again.Location() != first.Location() {
 		t.Errorf("repeat = %d to %q, want 303 to the first meal %q", again.StatusCode, again.Location(), first.Location())
 	}
@@ -190,7 +190,7 @@ func TestConcurrentKeyCreatesOneMeal(t *testing.T) {
 		firstDone <- upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "idem", idemKey)
 	}()
 	<-held
-	second := upload(c, "/meals", "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "idem", idemKey)
+	second := upload(c, "/meals", "other.jpg", otherPhoto(t), "idem", idemKey)
 	if second.StatusCode != http.StatusConflict || !strings.Contains(second.Text("main"), "already being saved") {
 		t.Errorf("second while the first is at work = %d %q, want 409 already being saved", second.StatusCode, second.Text("main"))
 	}
@@ -199,7 +199,7 @@ func TestConcurrentKeyCreatesOneMeal(t *testing.T) {
 	if first.StatusCode != http.StatusSeeOther {
 		t.Fatalf("first = %d; %s", first.StatusCode, first.Text("main"))
 	}
-	retry := upload(c, "/meals", "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "idem", idemKey)
+	retry := upload(c, "/meals", "other.jpg", otherPhoto(t), "idem", idemKey)
 	if retry.StatusCode != http.StatusSeeOther || retry.Location() != first.Location() {
 		t.Errorf("retry = %d to %q, want the first meal %q", retry.StatusCode, retry.Location(), first.Location())
 	}

@@ -334,7 +334,7 @@ func TestPhotoVersionFollowsBytes(t *testing.T) {
 	}
 
 	// Replacing the photo changes it.
-	if resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "notes", "third", "version", version()); resp.StatusCode != http.StatusSeeOther {
+	if resp := upload(c, editURL, "other.jpg", otherPhoto(t), "notes", "third", "version", version()); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("photo replace = %d; %s", resp.StatusCode, resp.Body)
 	}
 	m3 := allMeals(t, app, admin)[0]

@@ -3,6 +3,7 @@ package meal_test
 import (
 	"context"
 	"encoding/json"
+	"image/color"
 	"net/http"
 	"net/url"
 	"sort"
@@ -239,6 +240,16 @@ func faulty(t *testing.T) (*apptest.App, *apptest.Client, *apptest.Faults) {
 
 // mealWithPhoto saves a meal with small.jpg and returns it as stored and
 // its edit URL.
+// otherPhoto is a 320×240 JPEG made in the test: the photo a replace or
+// a second upload sends, told from small.jpg (640 × 480) by its size.
+// Tests of what is stored of a photo's pixels use the fixtures; here a
+// phone photo's decode and resize would only cost seconds of CPU under
+// the race detector.
+func otherPhoto(t testing.TB) []byte {
+	t.Helper()
+	return apptest.JPEG(t, 320, 240, color.RGBA{60, 120, 200, 255})
+}
+
 func mealWithPhoto(t *testing.T, app *apptest.App, c *apptest.Client) (meal.Meal, string) {
 	t.Helper()
 	if resp := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg")); resp.StatusCode != http.StatusSeeOther {
@@ -278,7 +289,7 @@ func TestReplaceFailureKeepsPhoto(t *testing.T) {
 	app, c, f := faulty(t)
 	m, editURL := mealWithPhoto(t, app, c)
 	f.Fail("PutObject", "test-photos", 1) // the display copy goes through
-	resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+	resp := upload(c, editURL, "other.jpg", otherPhoto(t),
 		"notes", "new photo", "version", strconv.FormatInt(m.Version, 10))
 	f.Clear()
 	if resp.StatusCode != http.StatusInternalServerError {
@@ -295,7 +306,7 @@ func TestKeptPhotoSpentMeanwhile(t *testing.T) {
 	app, c, f := faulty(t)
 	m, editURL := mealWithPhoto(t, app, c)
 	version := strconv.FormatInt(m.Version, 10)
-	resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "kcal", "lots", "version", version)
+	resp := upload(c, editURL, "other.jpg", otherPhoto(t), "kcal", "lots", "version", version)
 	tok, _ := resp.Doc().Find(`input[name=pending]`).Attr("value")
 	if resp.StatusCode != http.StatusUnprocessableEntity || tok == "" {
 		t.Fatalf("refused edit = %d, token %q", resp.StatusCode, tok)
@@ -307,7 +318,7 @@ func TestKeptPhotoSpentMeanwhile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "new meal" {
 				// A fresh token: the edit's copy was not adopted.
-				resp := upload(c, "/meals", "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "kcal", "lots")
+				resp := upload(c, "/meals", "other.jpg", otherPhoto(t), "kcal", "lots")
 				tok, _ = resp.Doc().Find(`input[name=pending]`).Attr("value")
 			}
 			held, release := f.Hold("CopyObject", "test-photos")
@@ -402,7 +413,7 @@ func TestRowFailureAfterReplace(t *testing.T) {
 		app, c, f := faulty(t)
 		m, editURL := mealWithPhoto(t, app, c)
 		f.FailOnce("PutItem", app.Tables.Meals.Name, 0)
-		resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+		resp := upload(c, editURL, "other.jpg", otherPhoto(t),
 			"notes", "new photo", "version", strconv.FormatInt(m.Version, 10))
 		if resp.StatusCode != http.StatusSeeOther {
 			t.Errorf("edit whose first row write fails = %d, want 303", resp.StatusCode)
@@ -424,7 +435,7 @@ func TestRowFailureAfterReplace(t *testing.T) {
 		app, c, f := faulty(t)
 		m, editURL := mealWithPhoto(t, app, c)
 		f.LoseAnswerOnce("PutItem", app.Tables.Meals.Name)
-		resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+		resp := upload(c, editURL, "other.jpg", otherPhoto(t),
 			"notes", "new photo", "version", strconv.FormatInt(m.Version, 10))
 		if resp.StatusCode != http.StatusSeeOther {
 			t.Errorf("edit whose first answer was lost = %d %q, want 303", resp.StatusCode, resp.Text("h1"))
@@ -439,7 +450,7 @@ func TestRowFailureAfterReplace(t *testing.T) {
 		app, c, f := faulty(t)
 		m, editURL := mealWithPhoto(t, app, c)
 		f.Fail("PutItem", app.Tables.Meals.Name, 0)
-		resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+		resp := upload(c, editURL, "other.jpg", otherPhoto(t),
 			"notes", "new photo", "version", strconv.FormatInt(m.Version, 10))
 		f.Clear()
 		if resp.StatusCode != http.StatusInternalServerError {
@@ -467,7 +478,7 @@ func replaceMetNewer(t *testing.T, app *apptest.App, c *apptest.Client, f *appte
 	putting, putRelease := f.Hold("PutObject", "test-photos")
 	done := make(chan *apptest.Response, 1)
 	go func() {
-		done <- upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"),
+		done <- upload(c, editURL, "other.jpg", otherPhoto(t),
 			"notes", "this window", "version", strconv.FormatInt(m.Version, 10))
 	}()
 	<-putting

@@ -79,6 +79,7 @@ func fixture(t *testing.T, name string) string {
 // the browser before anything is sent; without, the server keeps the photo
 // as a pending upload while the form is corrected.
 func TestBrowserKeepsPhotoThroughACorrection(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	for _, js := range []bool{true, false} {
 		t.Run(fmt.Sprintf("js=%v", js), func(t *testing.T) {
@@ -138,6 +139,7 @@ func TestBrowserKeepsPhotoThroughACorrection(t *testing.T) {
 // TestBrowserDownscales: a 12-megapixel phone photo leaves the browser at
 // most 2048 px and 600 KB, keeps its capture time, and stands upright.
 func TestBrowserDownscales(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	app, ctx, sent := browse(t, true)
 	err := chromedp.Do(ctx,
@@ -173,6 +175,7 @@ func TestBrowserDownscales(t *testing.T) {
 // TestBrowserBackfill: three camera-roll photos at once become three meals
 // at the times they were taken, the kind guessed from the hour.
 func TestBrowserBackfill(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	app, ctx, _ := browse(t, true)
 	// A third photo, taken on another morning: the portrait's EXIF with

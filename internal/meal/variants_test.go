@@ -136,7 +136,7 @@ func TestVariantsFollowTheMeal(t *testing.T) {
 	full := allMeals(t, app, admin)[0]
 	// A replace stores the new photo's legacy copies and deletes every
 	// sized copy of the old one.
-	resp := upload(c, editURL, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "version", strconv.FormatInt(full.Version, 10))
+	resp := upload(c, editURL, "other.jpg", otherPhoto(t), "version", strconv.FormatInt(full.Version, 10))
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("replace = %d", resp.StatusCode)
 	}
@@ -190,7 +190,7 @@ func TestVariantsRaces(t *testing.T) {
 		want   func(m meal.Meal) []string // the objects left; nil: none
 	}{
 		{"replaced", func(t *testing.T, app *apptest.App, c *apptest.Client, m meal.Meal) {
-			resp := upload(c, "/meals/"+m.Date+"/"+m.ID, "phone-landscape-small.jpg", apptest.Photo(t, "phone-landscape-small.jpg"), "version", strconv.FormatInt(m.Version, 10))
+			resp := upload(c, "/meals/"+m.Date+"/"+m.ID, "other.jpg", otherPhoto(t), "version", strconv.FormatInt(m.Version, 10))
 			if resp.StatusCode != http.StatusSeeOther {
 				t.Errorf("replace = %d", resp.StatusCode)
 			}

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"encoding/binary"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"ndiro/internal/photo"
 )
@@ -17,8 +20,24 @@ func TestMain(m *testing.M) {
 		fakeHEICWorker()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if webpStarted {
+		webpEncoder().Close()
+	}
+	os.Exit(code)
 }
+
+// webpEncoder is the WebP encoder the package's tests of sized copies
+// share (newWebPPipeline): each worker process compiles libwebp's
+// WebAssembly once, seconds of CPU under the race detector. Its encodes
+// run one at a time, as in the server.
+var webpEncoder = sync.OnceValue(func() *photo.WebPEncoder {
+	webpStarted = true
+	return photo.NewWebPEncoder(nil, photo.WebPLimits(), time.Minute, slog.New(slog.DiscardHandler))
+})
+
+// webpStarted says webpEncoder has made its encoder (TestMain closes it).
+var webpStarted bool
 
 // fakeHEICWorker speaks the worker protocol without decoding: it answers
 // the first request 'D' with a message of 10,000 bytes, every later one

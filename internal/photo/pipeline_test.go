@@ -31,7 +31,14 @@ type verdict struct {
 	p3 bool
 	// ref, if set, is a stored copy to compare with its reference.
 	ref *reference
+	// slow: a 12-megapixel decode, seconds of CPU under the race
+	// detector; run by make slow (slowEnv), not make test.
+	slow bool
 }
+
+// slowEnv runs the tests whose point is a full-size phone photo through
+// the whole pipeline (make slow; CI runs it).
+const slowEnv = "NDIRO_TEST_SLOW"
 
 // reference is a copy as the pipeline made it with its former resizer
 // (disintegration/imaging's Lanczos, testdata/photos/reference): the new
@@ -46,11 +53,11 @@ type reference struct {
 
 // fixtures are decoded in full under the race detector, which makes a
 // 12-megapixel decode cost seconds: phone-portrait.jpg is the full-size
-// case; phone-landscape.jpg's EXIF (little-endian, as Android writes it) is
+// case, run by make slow; phone-landscape.jpg's EXIF (little-endian, as Android writes it) is
 // checked on its quarter-size copy, which keeps that segment byte for byte.
 var fixtures = []verdict{
 	{file: "phone-portrait.jpg", portrait: true, taken: "2024-06-14 12:31:07", upright: true,
-		ref: &reference{"thumb", "reference/phone-portrait.thumb.jpg", 0.05, 60}},
+		ref: &reference{"thumb", "reference/phone-portrait.thumb.jpg", 0.05, 60}, slow: true},
 	{file: "phone-portrait-small.jpg", portrait: true, taken: "2024-06-14 12:31:07", upright: true},
 	{file: "phone-landscape-small.jpg", taken: "2024-09-02 19:47:55", upright: true},
 	{file: "small.jpg", maxW: 640, upright: true, ref: &reference{"thumb", "reference/small.thumb.jpg", 0.05, 60}},
@@ -72,6 +79,9 @@ func TestProcessFixtures(t *testing.T) {
 	p := photo.NewPipeline(photo.DefaultBudget, time.Minute)
 	for _, tc := range fixtures {
 		t.Run(tc.file, func(t *testing.T) {
+			if tc.slow && os.Getenv(slowEnv) != "1" {
+				t.Skip("a 12-megapixel phone photo: run by make slow (" + slowEnv + "=1)")
+			}
 			t.Parallel()
 			out, err := p.Process(context.Background(), apptest.Photo(t, tc.file))
 			if tc.err != nil {

@@ -6,8 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"image"
+	"image/color"
 	"image/jpeg"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -169,13 +169,11 @@ func TestMuxICC(t *testing.T) {
 	}
 }
 
-// newWebPPipeline is a pipeline whose WebP encoder runs this test binary
-// as its worker (TestMain).
+// newWebPPipeline is a pipeline whose WebP encoder is the package's
+// shared one (webpEncoder), which runs this test binary as its worker.
 func newWebPPipeline(t testing.TB, budget int64) *photo.Pipeline {
 	t.Helper()
-	enc := photo.NewWebPEncoder(nil, photo.WebPLimits(), time.Minute, slog.New(slog.DiscardHandler))
-	t.Cleanup(func() { enc.Close() })
-	return photo.NewPipeline(budget, 2*time.Second).WithWebP(enc)
+	return photo.NewPipeline(budget, 2*time.Second).WithWebP(webpEncoder())
 }
 
 func TestMakeVariants(t *testing.T) {
@@ -269,9 +267,13 @@ func abs(n int) int {
 	return n
 }
 
+// TestMakeVariantsAdmitted: the job's memory is admitted against the
+// budget, a WebP copy needs an encoder and a display copy must be a JPEG.
+// Its photo is made in the test (320 × 240: two sizes, both formats): the
+// pixels are TestMakeVariants's.
 func TestMakeVariantsAdmitted(t *testing.T) {
 	p := newWebPPipeline(t, 64<<20)
-	proc, err := p.Process(context.Background(), apptest.Photo(t, "phone-landscape-small.jpg"))
+	proc, err := p.Process(context.Background(), apptest.JPEG(t, 320, 240, color.RGBA{200, 120, 80, 255}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -354,9 +354,7 @@ func signInBrowser(t *testing.T, ctx context.Context, app *apptest.App, email st
 // sizes (and the phone in dark) go to NDIRO_SCREENSHOTS (make
 // screenshots).
 func TestBrowserPages(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives a browser")
-	}
+	apptest.NeedBrowser(t)
 	var tr traffic
 	app := apptest.New(t, apptest.Options{Wrap: tr.wrap})
 	ms := fillMonth(t, app, "admin@example.com")
@@ -683,9 +681,7 @@ const FirstScreenBudget = 600 << 10
 // until they are scrolled near. A reload then fetches the page and
 // nothing else: no photo, no style sheet, no script.
 func TestBrowserFirstScreen(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives a browser")
-	}
+	apptest.NeedBrowser(t)
 	var tr traffic
 	app := apptest.New(t, apptest.Options{Wrap: tr.wrap})
 	fillMonth(t, app, "admin@example.com")

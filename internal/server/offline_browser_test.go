@@ -130,6 +130,7 @@ func waiting(n int) string {
 // still offline, shows them; with the network back, the next visit sends
 // them: each saved exactly once, with its photo and the time chosen.
 func TestBrowserOfflineOutbox(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	app, net, ctx := offlineApp(t, "admin@example.com")
 	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
@@ -203,6 +204,7 @@ func mealsOf(t *testing.T, app *apptest.App, email string) []meal.Meal {
 // CDP). Someone else signing in on the same browser is never shown the
 // first person's kept pages.
 func TestBrowserOutboxRefusedAndSignOut(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	app, net, ctx := offlineApp(t, "admin@example.com")
 	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
@@ -332,6 +334,7 @@ func outboxEntries(t *testing.T, ctx context.Context, origin string) int {
 // through DevTools as the browser does when the network returns) sends
 // it. Each is saved exactly once, with its photo.
 func TestBrowserOutboxOnlineAndSync(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	app, net, ctx := offlineApp(t, "admin@example.com")
 	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
@@ -420,6 +423,7 @@ func TestBrowserOutboxOnlineAndSync(t *testing.T) {
 // lost: the outbox marks it waiting for a sign-in and links to one, and
 // signing in again as the same person sends it, exactly once.
 func TestBrowserOutboxSignInAgain(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	const email = "admin@example.com"
 	app, net, ctx := offlineApp(t, email)

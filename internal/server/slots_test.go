@@ -51,9 +51,7 @@ type slotWidth struct{ Shown, Said, DPR float64 }
 // bytes this all saves). A thumbnail slot on a screen of 2.5× or more
 // says 2/3 of its width (photo.thumbDensity).
 func TestBrowserSlots(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives a browser")
-	}
+	apptest.NeedBrowser(t)
 	app := apptest.New(t)
 	owner := "admin@example.com"
 	ms := fillMonth(t, app, owner)

@@ -20,6 +20,7 @@ import (
 // disk is full and that it tries again, and the form keeps what was typed
 // and the photo chosen; nothing is saved.
 func TestBrowserFullDiskKeepsTheForm(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	ctx := apptest.Browser(t, 390, 844, 2*time.Minute)
 	var full atomic.Bool

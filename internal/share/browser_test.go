@@ -58,6 +58,7 @@ func (l *photoLog) len() int {
 // (the browser's cached copy must be revalidated) and is refused, and so
 // is every thumbnail the browser had cached; the page itself is gone.
 func TestBrowserRevokeStopsPhotos(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	var log photoLog
 	app := apptest.New(t, apptest.Options{Wrap: log.wrap})
@@ -167,6 +168,7 @@ func jsList(ss []string) string {
 // each with a photo, a note and numbers) with Chromium's print-to-PDF,
 // honouring the page's own print CSS: one landscape page.
 func TestBrowserWeekPrintsOnOnePage(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	app := apptest.New(t)
 	owner := signUp(t, app, ownerEmail, ownerName)

@@ -67,6 +67,7 @@ const layoutJS = `(() => {
 // revokes the link: the recipient's next request for the page, the meal
 // page and a photo is refused.
 func TestBrowserRecipientFlow(t *testing.T) {
+	apptest.NeedBrowser(t)
 	t.Parallel()
 	app := apptest.New(t)
 	owner := signUp(t, app, ownerEmail, ownerName)
