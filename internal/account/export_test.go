@@ -160,8 +160,8 @@ func TestExportZip(t *testing.T) {
 			t.Errorf("photo of %s: %d bytes in the zip, %d stored", m.ID, len(got), len(stored))
 		}
 	}
-	if len(files) != 5 {
-		t.Errorf("zip holds %d files, want meals.json, meals.csv, comments.csv and 2 photos", len(files))
+	if len(files) != 6 {
+		t.Errorf("zip holds %d files, want meals.json, meals.csv, comments.csv, manifest.json and 2 photos", len(files))
 	}
 	if st := app.Photos.Cache().Stats(); st.Misses != 0 || st.Items != 0 {
 		t.Errorf("the export went through the photo cache: %+v", st)

@@ -97,7 +97,10 @@ func Open(ra io.ReaderAt, size int64, lim Limits) (*Archive, error) {
 	if err := a.checkManifest(); err != nil {
 		return nil, err
 	}
-	return a, a.checkPhotos()
+	if err := a.checkPhotos(); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // checkEntries checks every entry's name, method and sizes, and indexes

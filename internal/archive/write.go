@@ -58,7 +58,10 @@ type Source struct {
 // that is missing is left out and the rest goes on; any other error
 // stops Write and returns it, with w holding a zip cut short (no central
 // directory), which no reader takes for a whole one. Write writes nothing
-// to w before the first photo's open (or, with no photo, meals.json).
+// to w before the first photo's open (or, with no photo, before its
+// end), and flushes each photo's entry header to w as the photo's open
+// is called: a w that starts a response on its first byte starts it once
+// a photo is in hand.
 func Write(ctx context.Context, w io.Writer, src Source) error {
 	zw := zip.NewWriter(w)
 	man := Manifest{Format: Current, App: "ndiro", AppVersion: src.AppVersion, ExportedAt: src.ExportedAt.UTC(), Meals: len(src.Meals)}
@@ -84,6 +87,11 @@ func Write(ctx context.Context, w io.Writer, src Source) error {
 		err := src.Photo(ctx, m, func() (io.Writer, error) {
 			fw, err := zw.CreateHeader(&zip.FileHeader{Name: ref.File, Method: zip.Store, Modified: m.UpdatedAt})
 			if err != nil {
+				return nil, err
+			}
+			// The entry's header goes out now: w hears of the zip as soon
+			// as a photo is in hand, not a buffer later.
+			if err := zw.Flush(); err != nil {
 				return nil, err
 			}
 			sum = newSummer(ref.File, fw)
