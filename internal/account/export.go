@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"ndiro/internal/archive"
+	"ndiro/internal/dynamo"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
@@ -139,6 +140,10 @@ type Exporter struct {
 	Photos *photo.Store
 	Now    func() time.Time
 	Log    *slog.Logger
+	// Pace, if set, pays for the reads of the meals (meal.Store.AllPaced):
+	// background work (`ndiro backup`) keeps to its share of the table's
+	// read capacity. Nil reads them as the export page does.
+	Pace dynamo.Pace
 }
 
 // Write writes u's export zip to w (archive.Write): every meal, and the
@@ -148,7 +153,13 @@ type Exporter struct {
 // as a warning); the rest goes on. Any other error stops it, with w
 // holding a zip cut short.
 func (e Exporter) Write(ctx context.Context, w io.Writer, u *user.User) error {
-	meals, err := e.Meals.All(ctx, u.ID)
+	var meals []meal.Meal
+	var err error
+	if e.Pace != nil {
+		meals, err = e.Meals.AllPaced(ctx, u.ID, e.Pace)
+	} else {
+		meals, err = e.Meals.All(ctx, u.ID)
+	}
 	if err != nil {
 		return err
 	}

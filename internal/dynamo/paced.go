@@ -81,3 +81,38 @@ func PageUnits(cc *types.ConsumedCapacity, scanned, count int32) int {
 	}
 	return max(1, int(scanned), int(count))
 }
+
+// QueryPaced runs a Query to its end for background work as ScanPaced
+// runs a Scan: each page paid for through pace, before it is read as much
+// as the page before it cost and after it what it cost beyond that.
+// Pages hold at most PacedPageItems items unless in sets a smaller
+// Limit. in is not modified.
+func QueryPaced(ctx context.Context, db dynamodb.QueryAPIClient, in *dynamodb.QueryInput, pace Pace, page func(*dynamodb.QueryOutput) error) error {
+	req := *in
+	req.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	if req.Limit == nil {
+		req.Limit = aws.Int32(PacedPageItems)
+	}
+	p := dynamodb.NewQueryPaginator(db, &req)
+	ahead := 1
+	for p.HasMorePages() {
+		if err := pace(ctx, ahead); err != nil {
+			return err
+		}
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("dynamo: query %s: %w", aws.ToString(in.TableName), err)
+		}
+		cost := PageUnits(out.ConsumedCapacity, out.ScannedCount, out.Count)
+		if more := cost - ahead; more > 0 {
+			if err := pace(ctx, more); err != nil {
+				return err
+			}
+		}
+		ahead = cost
+		if err := page(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
