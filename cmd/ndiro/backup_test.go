@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/go-cmp/cmp"
 
+	"ndiro/internal/apptest"
 	"ndiro/internal/archive"
 	"ndiro/internal/config"
 	"ndiro/internal/demo"
@@ -123,7 +125,12 @@ func checkArchive(t *testing.T, zb []byte, email string, ms []meal.Meal) {
 	if a.Header().Email != email || len(a.Meals()) != len(ms) {
 		t.Fatalf("backup of %s holds %d meals of %q, want %d", email, len(a.Meals()), a.Header().Email, len(ms))
 	}
-	photos := 0
+	photos, withPhoto := 0, 0
+	for i := range ms {
+		if ms[i].HasPhoto() {
+			withPhoto++
+		}
+	}
 	for i, m := range a.Meals() {
 		if m.Date != ms[i].Date || m.Time != ms[i].Time || m.Notes != ms[i].Notes || (m.Photo != nil) != ms[i].HasPhoto() {
 			t.Errorf("meal %d: %s %s %q photo %v, want %s %s %q photo %v", i, m.Date, m.Time, m.Notes, m.Photo != nil, ms[i].Date, ms[i].Time, ms[i].Notes, ms[i].HasPhoto())
@@ -135,8 +142,8 @@ func checkArchive(t *testing.T, zb []byte, email string, ms []meal.Meal) {
 	if err := a.Verify(); err != nil {
 		t.Errorf("Verify(the backup) = %v", err)
 	}
-	if len(ms) > 0 && photos == 0 {
-		t.Error("the backup holds no photo")
+	if photos != withPhoto {
+		t.Errorf("the backup holds %d photos, want the %d the meals have", photos, withPhoto)
 	}
 }
 
@@ -377,5 +384,55 @@ func TestDeployBackupUnits(t *testing.T) {
 	out, err := exec.Command("systemd-analyze", "verify", "--root="+root, "--man=no", "ndiro.service").CombinedOutput()
 	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
 		t.Errorf("systemd-analyze verify ndiro-backup.service: %v\n%q", err, out)
+	}
+}
+
+// TestBackupAWSMode: in AWS mode the backup reads the tables and bucket
+// it is pointed at and writes nothing there: no writer lease is taken, so
+// it runs beside the serving ndiro (which holds it).
+func TestBackupAWSMode(t *testing.T) {
+	env, tables := apptest.Local(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", env.DynamoEndpoint)
+	t.Setenv("AWS_ENDPOINT_URL_S3", env.S3Endpoint)
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	ctx := context.Background()
+	users := user.NewStore(env.DynamoDB, tables.Users.Name, time.Now)
+	if err := users.Create(ctx, &user.User{ID: "g-1", Email: "ana@example.org", Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	meals := meal.NewStore(env.DynamoDB, tables.Meals.Name)
+	if err := meals.Create(ctx, &meal.Meal{UserID: "g-1", Date: "2026-09-01", Time: "12:30:00", Kind: meal.Lunch, Notes: "soup", CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]string{
+		"NDIRO_MODE": "aws", "AWS_REGION": "us-east-1",
+		"GOOGLE_CLIENT_ID": "id", "GOOGLE_CLIENT_SECRET": "secret",
+		"NDIRO_BASE_URL": "https://ndiro.example.org", "ADMIN_EMAILS": "admin@example.org",
+		"AWS_ENDPOINT_URL_S3": env.S3Endpoint, "AWS_ENDPOINT_URL_DYNAMODB": env.DynamoEndpoint,
+		"NDIRO_TABLE_PREFIX": strings.TrimSuffix(tables.Users.Name, "users"), "NDIRO_BUCKET": "test-photos",
+	}
+	to := t.TempDir()
+	var out bytes.Buffer
+	if err := run(ctx, []string{"ndiro", "backup", "--to", to}, func(k string) string { return settings[k] }, &out); err != nil {
+		t.Fatalf("ndiro backup in AWS mode = %v\n%s", err, out.String())
+	}
+	got, err := meals.All(ctx, "g-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zb, err := os.ReadFile(filepath.Join(to, "g-1", day(0)+".zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkArchive(t, zb, "ana@example.org", got)
+	if _, err := users.Get(ctx, user.LeaseKey); !errors.Is(err, user.ErrNotFound) {
+		t.Errorf("the users table has a lease item after the backup (%v); a backup takes none", err)
+	}
+	scan, err := env.DynamoDB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(tables.Users.Name)})
+	if err != nil || scan.Count != 1 {
+		t.Errorf("users table holds %d items after the backup (%v), want the 1 account", scan.Count, err)
 	}
 }
