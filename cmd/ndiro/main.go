@@ -133,6 +133,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 //   - "backup --to DIR|s3://bucket/prefix [--user ID] [--keep-days N]
 //     [--dry-run]" writes every account's export archive there and
 //     applies the retention (backup.go; --help says more).
+//   - "migrate --from-data-dir DIR [--dry-run]" copies a local mode
+//     data dir into AWS mode's tables and bucket (migrateCommand;
+//     --help says what it copies).
 //   - "healthcheck [-container]" asks a running ndiro's /healthz on
 //     NDIRO_ADDR and fails unless it answers 200: the container's health
 //     check, which needs no shell or curl in the image (healthcheck.Run).
@@ -146,6 +149,8 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 		return photo.RunWebPWorker(os.Stdin, os.Stdout)
 	case "backup":
 		return backup(ctx, args[1:], getenv, stdout)
+	case "migrate":
+		return migrateCommand(ctx, args[1:], getenv, stdout, os.Stderr)
 	case "healthcheck":
 		cfg, err := config.Load(getenv)
 		if err != nil {
@@ -153,7 +158,7 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return healthcheck.Run(ctx, cfg.Addr, args[1:])
 	}
-	return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro version\", \"ndiro backup\" or \"ndiro healthcheck\" (\"ndiro heic-worker\" and \"ndiro webp-worker\" are started by ndiro itself)", args[0])
+	return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro version\", \"ndiro backup\", \"ndiro healthcheck\" or \"ndiro migrate\" (\"ndiro heic-worker\" and \"ndiro webp-worker\" are started by ndiro itself)", args[0])
 }
 
 // newLogger is the one logger of a run: JSON lines in server and AWS
