@@ -141,16 +141,9 @@ func (m *Main) awsStorage(ctx context.Context, tables dynamo.Tables, bounds *sto
 	if err != nil {
 		return server.Backends{}, fmt.Errorf("aws config: %w", err)
 	}
-	compatible := func(service string) bool {
-		return m.getenv("AWS_ENDPOINT_URL") != "" || m.getenv("AWS_ENDPOINT_URL_"+service) != ""
-	}
 	b := server.Backends{Bucket: m.cfg.Bucket, Tables: tables, Metrics: m.metrics}
-	dynamoCompat := func(o *dynamodb.Options) {
-		// DynamoDB-compatible servers may send no x-amz-crc32.
-		o.DisableValidateResponseChecksum = compatible("DYNAMODB")
-	}
 	// The lease's own client is the one without the write gate.
-	leaseDB := dynamodb.NewFromConfig(awsCfg, dynamoCompat, bounds.DynamoDB, m.metrics.DynamoDB)
+	leaseDB := dynamodb.NewFromConfig(awsCfg, m.dynamoCompat, bounds.DynamoDB, m.metrics.DynamoDB)
 	if err := dynamo.CheckTables(ctx, leaseDB, tables); err != nil {
 		return server.Backends{}, startupFailed(err, "DynamoDB", "AWS_REGION or AWS_ENDPOINT_URL_DYNAMODB")
 	}
@@ -163,21 +156,36 @@ func (m *Main) awsStorage(ctx context.Context, tables dynamo.Tables, bounds *sto
 		b.Lease, b.WriteHealth = l, l.Err // no lease: writes refused early (503)
 		gateDB, gateS3 = l.DynamoDB, l.S3
 	}
-	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, dynamoCompat, bounds.DynamoDB, m.metrics.DynamoDB, gateDB)
-	b.S3 = s3.NewFromConfig(awsCfg, func(o *s3.Options) {
-		if compatible("S3") {
-			// An S3-compatible server: path-style addressing, and no
-			// aws-chunked uploads, which some store verbatim.
-			o.UsePathStyle = true
-			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-		}
-	}, bounds.S3, m.metrics.S3, gateS3)
+	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, m.dynamoCompat, bounds.DynamoDB, m.metrics.DynamoDB, gateDB)
+	b.S3 = s3.NewFromConfig(awsCfg, m.s3Compat, bounds.S3, m.metrics.S3, gateS3)
 	if err := photo.CheckBucket(ctx, b.S3, b.Bucket); err != nil {
 		return server.Backends{}, startupFailed(err, "S3", "AWS_REGION or AWS_ENDPOINT_URL_S3")
 	}
 	b.Provider = m.provider()
 	return b, nil
+}
+
+// compatible reports whether the environment points service ("S3",
+// "DYNAMODB") at a compatible server rather than AWS (AWS_ENDPOINT_URL,
+// AWS_ENDPOINT_URL_<service>).
+func (m *Main) compatible(service string) bool {
+	return m.getenv("AWS_ENDPOINT_URL") != "" || m.getenv("AWS_ENDPOINT_URL_"+service) != ""
+}
+
+// dynamoCompat sets what a DynamoDB-compatible server needs: such
+// servers may send no x-amz-crc32.
+func (m *Main) dynamoCompat(o *dynamodb.Options) {
+	o.DisableValidateResponseChecksum = m.compatible("DYNAMODB")
+}
+
+// s3Compat sets what an S3-compatible server needs: path-style
+// addressing, and no aws-chunked uploads, which some store verbatim.
+func (m *Main) s3Compat(o *s3.Options) {
+	if m.compatible("S3") {
+		o.UsePathStyle = true
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	}
 }
 
 // startupFailed is the error of a failed start-up check: one naming the

@@ -761,7 +761,7 @@ func systemdSteps(t *testing.T, blocks []string) (aws, server string) {
 	t.Helper()
 	for _, b := range blocks {
 		switch {
-		case !strings.Contains(b, "systemctl enable --now ndiro"):
+		case !strings.Contains(b+"\n", "systemctl enable --now ndiro\n"): // not ndiro-backup.timer
 		case strings.Contains(b, "deploy/ndiro-server.conf") && server == "":
 			server = b
 		case !strings.Contains(b, "deploy/ndiro-server.conf") && aws == "":

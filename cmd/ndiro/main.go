@@ -130,6 +130,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 //     encoder processes ndiro starts itself: requests on stdin, answers
 //     on stdout (photo.RunHEICWorker, photo.RunWebPWorker). They read no
 //     configuration.
+//   - "backup --to DIR|s3://bucket/prefix [--user ID] [--keep-days N]
+//     [--dry-run]" writes every account's export archive there and
+//     applies the retention (backup.go; --help says more).
 //   - "migrate --from-data-dir DIR [--dry-run]" copies a local mode
 //     data dir into AWS mode's tables and bucket (migrateCommand;
 //     --help says what it copies).
@@ -144,6 +147,8 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 		return photo.RunHEICWorker(os.Stdin, os.Stdout)
 	case "webp-worker":
 		return photo.RunWebPWorker(os.Stdin, os.Stdout)
+	case "backup":
+		return backup(ctx, args[1:], getenv, stdout)
 	case "migrate":
 		return migrateCommand(ctx, args[1:], getenv, stdout, os.Stderr)
 	case "healthcheck":
@@ -153,7 +158,7 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return healthcheck.Run(ctx, cfg.Addr, args[1:])
 	}
-	return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro version\", \"ndiro healthcheck\" or \"ndiro migrate\" (\"ndiro heic-worker\" and \"ndiro webp-worker\" are started by ndiro itself)", args[0])
+	return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro version\", \"ndiro backup\", \"ndiro healthcheck\" or \"ndiro migrate\" (\"ndiro heic-worker\" and \"ndiro webp-worker\" are started by ndiro itself)", args[0])
 }
 
 // newLogger is the one logger of a run: JSON lines in server and AWS

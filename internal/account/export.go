@@ -1,89 +1,88 @@
 package account
 
 import (
-	"archive/zip"
-	"bytes"
-	"encoding/csv"
-	"encoding/json"
+	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/shopspring/decimal"
+
+	"ndiro/internal/archive"
+	"ndiro/internal/dynamo"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
+	"ndiro/internal/version"
 )
 
-// exportFile is the shape of export.json and of meals.json in the zip.
-type exportFile struct {
-	ExportedAt time.Time    `json:"exported_at"`
-	Email      string       `json:"email"`
-	TimeZone   string       `json:"time_zone,omitempty"`
-	Meals      []exportMeal `json:"meals"`
+// Archived returns m as the export format holds it (package archive):
+// its numbers as exact decimals, its comments oldest first, and, if it
+// has a photo, the photo's pixel size (its place in a zip is the
+// writer's). An import recognises a meal already in the diary by
+// Archived(m).ContentKey().
+func Archived(m *meal.Meal) archive.Meal {
+	a := archive.Meal{
+		ID: m.ID, Date: m.Date, Time: m.Time, Kind: string(m.Kind), Notes: m.Notes,
+		PhotoTaken: m.PhotoTaken, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
+	}
+	for _, n := range []struct {
+		to   **decimal.Decimal
+		from *meal.Number
+	}{{&a.Kcal, m.Kcal}, {&a.ProteinG, m.ProteinG}, {&a.CarbsG, m.CarbsG}, {&a.FatG, m.FatG}} {
+		if n.from != nil {
+			d := n.from.Decimal()
+			*n.to = &d
+		}
+	}
+	if m.Hunger != nil {
+		a.Hunger = *m.Hunger
+	}
+	if m.Fullness != nil {
+		a.Fullness = *m.Fullness
+	}
+	if m.HasPhoto() {
+		a.Photo = &archive.PhotoRef{Width: m.PhotoW, Height: m.PhotoH}
+	}
+	for _, c := range m.SortedComments() {
+		a.Comments = append(a.Comments, archive.Comment{ID: c.ID, ShareID: c.ShareID, From: c.Label, Text: c.Text, At: c.At})
+	}
+	return a
 }
 
-// exportMeal is a meal with, if it has a photo, where to find it and its
-// pixel size, and the comments recipients left on it, oldest first (each
-// naming its link by the label it had and a digest of the token, never
-// the token).
-type exportMeal struct {
-	meal.Meal
-	Photo    *exportPhoto   `json:"photo,omitempty"`
-	Comments []meal.Comment `json:"comments,omitempty"`
-}
-
-// exportPhoto locates a meal's photo: URL on this site (it opens while
-// signed in) in export.json, File inside the zip in meals.json. Missing is
-// true, and File empty, in meals.json for a photo whose object was not in
-// the bucket when the zip was made: the zip holds no file for it.
-type exportPhoto struct {
-	URL     string `json:"url,omitempty"`
-	File    string `json:"file,omitempty"`
-	Missing bool   `json:"missing,omitempty"`
-	Width   int    `json:"width"`
-	Height  int    `json:"height"`
-}
-
-// Export sends every meal of the owner as JSON, numbers as JSON numbers.
+// Export sends every meal of the owner as JSON: meals.json of the
+// current export format (archive.WriteMealsJSON), each photo named by its
+// URL on this site instead of a file.
 func (h *Handler) Export(w http.ResponseWriter, r *http.Request) error {
 	u := user.FromContext(r.Context())
 	meals, err := h.meals.All(r.Context(), u.ID)
 	if err != nil {
 		return err
 	}
-	f := h.exportFile(u, meals, func(m *meal.Meal) *exportPhoto {
-		return &exportPhoto{URL: h.baseURL + m.DisplayURL(), Width: m.PhotoW, Height: m.PhotoH}
-	})
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(f); err != nil {
-		return err
+	out := make([]archive.Meal, len(meals))
+	for i := range meals {
+		out[i] = Archived(&meals[i])
+		if out[i].Photo != nil {
+			out[i].Photo.URL = h.baseURL + meals[i].DisplayURL()
+		}
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="ndiro-meals.json"`)
 	w.Header().Set("Cache-Control", "no-store")
-	_, err = buf.WriteTo(w)
-	return err
+	lazy := &lazyWriter{w: w}
+	if err := archive.WriteMealsJSON(lazy, h.header(u), out); err != nil && !lazy.started {
+		return err
+	} else if err != nil {
+		h.log.Error("export failed mid-stream", "user_id", u.ID, "part", "export.json", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
 }
 
-func (h *Handler) exportFile(u *user.User, meals []meal.Meal, locate func(*meal.Meal) *exportPhoto) exportFile {
-	out := make([]exportMeal, len(meals))
-	for i := range meals {
-		out[i].Meal = meals[i]
-		out[i].Comments = meals[i].SortedComments()
-		if len(out[i].Comments) == 0 {
-			out[i].Comments = nil
-		}
-		if meals[i].HasPhoto() {
-			out[i].Photo = locate(&meals[i])
-		}
-	}
-	return exportFile{ExportedAt: h.now().UTC(), Email: u.Email, TimeZone: u.TimeZone, Meals: out}
+func (h *Handler) header(u *user.User) archive.Header {
+	return archive.Header{ExportedAt: h.now().UTC(), Email: u.Email, TimeZone: u.TimeZone}
 }
 
 // ExportDeadline is how long a zip export may take to send: it outlives
@@ -91,19 +90,14 @@ func (h *Handler) exportFile(u *user.User, meals []meal.Meal, locate func(*meal.
 // photo over a slow line.
 const ExportDeadline = 30 * time.Minute
 
-// ExportZip streams every meal of the owner as a zip:
-// photos/{date}/{meal_id}.jpg, the display copies, read straight from S3
-// (not through the shared photo cache) one at a time, so memory stays flat
-// whatever the number of photos; then meals.json (as Export, with each
-// photo's file name) and meals.csv (RFC 4180, UTF-8 with a byte-order mark,
-// formulas neutralised). A photo whose object is missing from the bucket
-// (photo.ErrNotFound) is left out and marked in both: "missing": true and
-// no file in meals.json, an empty photo cell and photo_missing "true" in
-// meals.csv; the rest of the export goes on. The archive is written to the
-// response as it is built: there is no Content-Length, and any other
-// failure after the first byte aborts the response (http.ErrAbortHandler),
-// so the download fails visibly instead of ending as a valid-looking but
-// incomplete zip.
+// ExportZip streams every meal of the owner as the export zip
+// (Exporter.Write, docs/EXPORT-FORMAT.md). The archive is written to the
+// response as it is built: there is no Content-Length. The answer starts
+// with the zip's first entry, once the first photo is in hand, so a
+// bucket that does not answer it (or any failure before) still gets the
+// error page; any failure after the first byte aborts the response
+// (http.ErrAbortHandler), so the download fails visibly instead of
+// ending as a valid-looking but incomplete zip.
 func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	u := user.FromContext(ctx)
@@ -114,15 +108,7 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 	if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(ExportDeadline)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	// The answer starts with the zip's first entry, once the first photo
-	// is in hand: a bucket that does not answer it (or any failure before)
-	// still gets the error page, not a cut download.
-	started := false
-	begin := func() {
-		if started {
-			return
-		}
-		started = true
+	lazy := &lazyWriter{w: w, begin: func() {
 		hd := w.Header()
 		hd.Set("Content-Type", "application/zip")
 		hd.Set("Content-Disposition", `attachment; filename="ndiro-export-`+h.now().In(u.Location()).Format(time.DateOnly)+`.zip"`)
@@ -131,173 +117,92 @@ func (h *Handler) ExportZip(w http.ResponseWriter, r *http.Request) error {
 		// Sent at once: a failure from here on is a download cut short,
 		// which no client takes for an answer it may ask again for.
 		http.NewResponseController(w).Flush()
-	}
-
-	zw := zip.NewWriter(w)
-	abort := func(what string, err error) {
-		h.log.Error("export failed mid-stream", "user_id", u.ID, "part", what, "err", err)
+	}}
+	ex := Exporter{Photos: h.photos, Now: h.now, Log: h.log}
+	err = ex.write(ctx, lazy, u, meals)
+	switch {
+	case err != nil && !lazy.started:
+		return err // nothing sent yet: an ordinary error page
+	case err != nil:
+		h.log.Error("export failed mid-stream", "user_id", u.ID, "err", err)
 		panic(http.ErrAbortHandler)
-	}
-	// The photos first: which of them are missing is known only once they
-	// have been asked for, and meals.json and meals.csv say so.
-	missing := map[string]bool{} // meal sort keys: an ID is unique within its day only
-	for i := range meals {
-		m := &meals[i]
-		if !m.HasPhoto() {
-			continue
-		}
-		_, err := h.photos.Stream(ctx, u.ID, photo.Key(u.ID, m.Date, m.ID, m.PhotoSet.Largest()), func() (io.Writer, error) {
-			begin()
-			// JPEG is compressed already: stored, not deflated again.
-			return zw.CreateHeader(&zip.FileHeader{Name: photoFile(m), Method: zip.Store, Modified: m.UpdatedAt})
-		})
-		if errors.Is(err, photo.ErrNotFound) {
-			h.log.Warn("export photo missing", "user_id", u.ID, "meal_id", m.ID)
-			missing[m.SK] = true
-			continue
-		}
-		if err != nil && !started {
-			return err // nothing sent yet: an ordinary error page
-		}
-		if err != nil {
-			abort("photo", err)
-		}
-	}
-	begin()
-	f := h.exportFile(u, meals, func(m *meal.Meal) *exportPhoto {
-		if missing[m.SK] {
-			return &exportPhoto{Missing: true, Width: m.PhotoW, Height: m.PhotoH}
-		}
-		return &exportPhoto{File: photoFile(m), Width: m.PhotoW, Height: m.PhotoH}
-	})
-	jw, err := zw.CreateHeader(&zip.FileHeader{Name: "meals.json", Method: zip.Deflate, Modified: f.ExportedAt})
-	if err != nil {
-		abort("meals.json", err)
-	}
-	enc := json.NewEncoder(jw)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(f); err != nil {
-		abort("meals.json", err)
-	}
-	cw, err := zw.CreateHeader(&zip.FileHeader{Name: "meals.csv", Method: zip.Deflate, Modified: f.ExportedAt})
-	if err != nil {
-		abort("meals.csv", err)
-	}
-	if err := writeCSV(cw, meals, missing); err != nil {
-		abort("meals.csv", err)
-	}
-	kw, err := zw.CreateHeader(&zip.FileHeader{Name: "comments.csv", Method: zip.Deflate, Modified: f.ExportedAt})
-	if err != nil {
-		abort("comments.csv", err)
-	}
-	if err := writeCommentsCSV(kw, meals); err != nil {
-		abort("comments.csv", err)
-	}
-	if err := zw.Close(); err != nil {
-		abort("zip directory", err)
 	}
 	return nil
 }
 
-// photoFile is a meal photo's name in the zip: "photos/2026-09-01/
-// 123000-abcdef.jpg", safe on every file system (no ':' or '\\').
-func photoFile(m *meal.Meal) string { return "photos/" + m.Date + "/" + m.ID + ".jpg" }
-
-// csvHeader names meals.csv's columns.
-var csvHeader = []string{"id", "date", "time", "kind", "notes", "kcal", "protein_g", "carbs_g", "fat_g", "hunger", "fullness", "photo", "photo_taken", "created_at", "updated_at", "photo_missing"}
-
-// writeCSV writes meals as RFC 4180 CSV (CRLF line ends, quoted where
-// needed) after a UTF-8 byte-order mark, which spreadsheet apps need to
-// read UTF-8. Text cells go through textCell; numbers are written as they
-// are stored. A meal whose sort key is in missing has a photo the zip lacks: its
-// photo cell is empty and its photo_missing cell "true".
-func writeCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal, missing map[string]bool) error {
-	if _, err := w.Write([]byte("\uFEFF")); err != nil {
-		return err
-	}
-	cw := csv.NewWriter(w)
-	cw.UseCRLF = true
-	if err := cw.Write(csvHeader); err != nil {
-		return err
-	}
-	num := func(n *meal.Number) string {
-		if n == nil {
-			return ""
-		}
-		return n.String()
-	}
-	scale := func(v *int) string {
-		if v == nil {
-			return ""
-		}
-		return strconv.Itoa(*v)
-	}
-	for i := range meals {
-		m := &meals[i]
-		file, lost := "", ""
-		switch {
-		case missing[m.SK]:
-			lost = "true"
-		case m.HasPhoto():
-			file = photoFile(m)
-		}
-		rec := []string{
-			textCell(m.ID), textCell(m.Date), textCell(m.Time), textCell(string(m.Kind)), textCell(m.Notes),
-			num(m.Kcal), num(m.ProteinG), num(m.CarbsG), num(m.FatG), scale(m.Hunger), scale(m.Fullness),
-			textCell(file), textCell(m.PhotoTaken),
-			m.CreatedAt.UTC().Format(time.RFC3339), m.UpdatedAt.UTC().Format(time.RFC3339),
-			lost,
-		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
+// Exporter writes one person's export zip: the export route and
+// `ndiro backup` both write through it.
+type Exporter struct {
+	// Meals reads the person's meals; Photos reads each photo straight
+	// from S3 (never through the shared photo cache: one export must not
+	// flush everyone's photos).
+	Meals  *meal.Store
+	Photos *photo.Store
+	Now    func() time.Time
+	Log    *slog.Logger
+	// Pace, if set, pays for the reads of the meals (meal.Store.AllPaced):
+	// background work (`ndiro backup`) keeps to its share of the table's
+	// read capacity. Nil reads them as the export page does.
+	Pace dynamo.Pace
 }
 
-// formulaStarts are the first characters with which a spreadsheet app
-// reads a cell as a formula (or, tab and carriage return, shifts it into
-// one), in ASCII and full width (OWASP, CSV injection): = + - @ U+0009
-// U+000D ＝ ＋ － ＠. It is the one list; textCell reads it.
-const formulaStarts = "=+-@\t\r＝＋－＠"
-
-// textCell neutralises a text cell that a spreadsheet would run as a
-// formula, one whose first character (a rune, so the full-width forms
-// count) is in formulaStarts, by putting an apostrophe in front; the JSON
-// keeps the raw text.
-func textCell(s string) string {
-	if r, _ := utf8.DecodeRuneInString(s); s != "" && strings.ContainsRune(formulaStarts, r) {
-		return "'" + s
+// Write writes u's export zip to w (archive.Write): every meal, and the
+// display copy of every photo read from S3 one at a time, so memory stays
+// flat whatever the number of photos. A photo whose object is missing
+// from the bucket (photo.ErrNotFound) is left out and marked so (logged
+// as a warning); the rest goes on. Any other error stops it, with w
+// holding a zip cut short.
+func (e Exporter) Write(ctx context.Context, w io.Writer, u *user.User) error {
+	var meals []meal.Meal
+	var err error
+	if e.Pace != nil {
+		meals, err = e.Meals.AllPaced(ctx, u.ID, e.Pace)
+	} else {
+		meals, err = e.Meals.All(ctx, u.ID)
 	}
-	return s
+	if err != nil {
+		return err
+	}
+	return e.write(ctx, w, u, meals)
 }
 
-// commentsHeader names comments.csv's columns: the meal (id, date, time)
-// and the comment (its id, the label of the link it came through, when,
-// the text).
-var commentsHeader = []string{"meal_id", "date", "time", "comment_id", "from", "at", "text"}
-
-// writeCommentsCSV writes every comment of meals, oldest meal first and
-// each meal's oldest comment first, in meals.csv's form (byte-order mark,
-// CRLF, textCell).
-func writeCommentsCSV(w interface{ Write([]byte) (int, error) }, meals []meal.Meal) error {
-	if _, err := w.Write([]byte("\uFEFF")); err != nil {
-		return err
+func (e Exporter) write(ctx context.Context, w io.Writer, u *user.User, meals []meal.Meal) error {
+	src := archive.Source{
+		Header:     archive.Header{ExportedAt: e.Now().UTC(), Email: u.Email, TimeZone: u.TimeZone},
+		AppVersion: version.String(),
+		Meals:      make([]archive.Meal, len(meals)),
 	}
-	cw := csv.NewWriter(w)
-	cw.UseCRLF = true
-	if err := cw.Write(commentsHeader); err != nil {
-		return err
-	}
+	byFile := make(map[string]*meal.Meal, len(meals))
 	for i := range meals {
-		m := &meals[i]
-		for _, c := range m.SortedComments() {
-			if err := cw.Write([]string{textCell(m.ID), textCell(m.Date), textCell(m.Time), textCell(c.ID), textCell(c.Label), c.At.UTC().Format(time.RFC3339), textCell(c.Text)}); err != nil {
-				return err
-			}
+		src.Meals[i] = Archived(&meals[i])
+		byFile[archive.PhotoFile(meals[i].Date, meals[i].ID)] = &meals[i]
+	}
+	src.Photo = func(ctx context.Context, am *archive.Meal, open func() (io.Writer, error)) error {
+		m := byFile[archive.PhotoFile(am.Date, am.ID)]
+		_, err := e.Photos.Stream(ctx, u.ID, photo.Key(u.ID, m.Date, m.ID, m.PhotoSet.Largest()), open)
+		if errors.Is(err, photo.ErrNotFound) {
+			e.Log.Warn("export photo missing", "user_id", u.ID, "meal_id", m.ID)
+			return archive.ErrPhotoMissing
+		}
+		return err
+	}
+	return archive.Write(ctx, w, src)
+}
+
+// lazyWriter sends nothing, headers included, until the first byte is
+// written: it calls begin then, and remembers it did.
+type lazyWriter struct {
+	w       io.Writer
+	begin   func()
+	started bool
+}
+
+func (l *lazyWriter) Write(p []byte) (int, error) {
+	if !l.started {
+		l.started = true
+		if l.begin != nil {
+			l.begin()
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return l.w.Write(p)
 }

@@ -13,14 +13,18 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
 
+	"ndiro/internal/account"
 	"ndiro/internal/apptest"
+	"ndiro/internal/archive"
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
 )
@@ -160,8 +164,8 @@ func TestExportZip(t *testing.T) {
 			t.Errorf("photo of %s: %d bytes in the zip, %d stored", m.ID, len(got), len(stored))
 		}
 	}
-	if len(files) != 5 {
-		t.Errorf("zip holds %d files, want meals.json, meals.csv, comments.csv and 2 photos", len(files))
+	if len(files) != 6 {
+		t.Errorf("zip holds %d files, want meals.json, meals.csv, comments.csv, manifest.json and 2 photos", len(files))
 	}
 	if st := app.Photos.Cache().Stats(); st.Misses != 0 || st.Items != 0 {
 		t.Errorf("the export went through the photo cache: %+v", st)
@@ -302,7 +306,8 @@ func TestExportCarriesComments(t *testing.T) {
 		t.Error("the export holds the link's token")
 	}
 	var f struct {
-		Meals []struct {
+		Format int `json:"format"`
+		Meals  []struct {
 			ID       string `json:"id"`
 			Comments []struct {
 				ID      string `json:"id"`
@@ -315,6 +320,9 @@ func TestExportCarriesComments(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(resp.Body), &f); err != nil {
 		t.Fatal(err)
+	}
+	if f.Format != archive.Current {
+		t.Errorf("export.json format = %d, want %d, the zip's", f.Format, archive.Current)
 	}
 	var got []string
 	for _, m := range f.Meals {
@@ -347,5 +355,97 @@ func TestExportCarriesComments(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{ms[0].ID, ms[0].Date, ms[0].Time, rows[1][3], "Dr. Rossi", rows[1][5], "'=more greens, please"}, rows[1]); d != "" {
 		t.Errorf("comments.csv row (-want +got):\n%s", d)
+	}
+}
+
+// TestExportZipOpens: the export zip passes every check of archive.Open,
+// and what it reads back is each stored meal as account.Archived gives
+// it, field for field (numbers, comments, photo sizes, capture times),
+// with each photo's file holding the stored display copy.
+func TestExportZipOpens(t *testing.T) {
+	t.Parallel()
+	app, c, _ := exportOwner(t, nil)
+	ms, err := app.Meals.All(context.Background(), localenv.Subject(adminEmail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := c.CreateShare(url.Values{"label": {"Dr. Rossi"}, "from": {"2026-09-01"}, "to": {"2026-09-14"}, "expiry": {"never"}, "comments": {"1"}})
+	if resp := app.Client().PostForm("/s/"+tok+"/meals/"+ms[0].Date+"/"+ms[0].ID+"/comments", url.Values{"text": {"=more greens, please"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("comment = %d", resp.StatusCode)
+	}
+	// A capture time and a fullness, which the generated photo and the
+	// form above do not give.
+	_, err = app.Env.DynamoDB.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(app.Tables.Meals.Name),
+		Key:                       map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: ms[0].UserID}, "sk": &types.AttributeValueMemberS{Value: ms[0].SK}},
+		UpdateExpression:          aws.String("SET photo_taken = :t, fullness = :f"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: "2026-09-01T12:29:58"}, ":f": &types.AttributeValueMemberN{Value: "3"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms, err = app.Meals.All(context.Background(), localenv.Subject(adminEmail)); err != nil {
+		t.Fatal(err)
+	}
+	resp := c.Get("/account/export.zip")
+	a, err := archive.Open(strings.NewReader(resp.Body), int64(len(resp.Body)), archive.Limits{})
+	if err != nil {
+		t.Fatalf("archive.Open(the export) = %v", err)
+	}
+	if h := a.Header(); h.Format != archive.Current || h.Email != adminEmail {
+		t.Errorf("header = %+v, want format %d of %s", h, archive.Current, adminEmail)
+	}
+	// The expected meals are built here from the rows, not by Archived,
+	// so that a field Archived drops fails the test.
+	want := make([]archive.Meal, len(ms))
+	for i := range ms {
+		m := &ms[i]
+		want[i] = archive.Meal{ID: m.ID, Date: m.Date, Time: m.Time, Kind: string(m.Kind), Notes: m.Notes,
+			PhotoTaken: m.PhotoTaken, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+		for _, n := range []struct {
+			to   **decimal.Decimal
+			from *meal.Number
+		}{{&want[i].Kcal, m.Kcal}, {&want[i].ProteinG, m.ProteinG}, {&want[i].CarbsG, m.CarbsG}, {&want[i].FatG, m.FatG}} {
+			if n.from != nil {
+				d := n.from.Decimal()
+				*n.to = &d
+			}
+		}
+		if m.Hunger != nil {
+			want[i].Hunger = *m.Hunger
+		}
+		if m.Fullness != nil {
+			want[i].Fullness = *m.Fullness
+		}
+		for _, c := range m.SortedComments() {
+			want[i].Comments = append(want[i].Comments, archive.Comment{ID: c.ID, ShareID: c.ShareID, From: c.Label, Text: c.Text, At: c.At})
+		}
+		if m.HasPhoto() {
+			want[i].Photo = &archive.PhotoRef{Width: m.PhotoW, Height: m.PhotoH}
+			out, err := app.Env.S3.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String("test-photos"), Key: aws.String(ms[i].PhotoKeys()[0])})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, _ := io.ReadAll(out.Body)
+			out.Body.Close()
+			want[i].Photo.File = archive.PhotoFile(ms[i].Date, ms[i].ID)
+			want[i].Photo.Size = int64(len(stored))
+		}
+	}
+	if len(want[0].Comments) != 1 || want[1].Photo == nil || want[2].Kcal == nil || want[0].Hunger != 4 || want[0].Fullness != 3 || want[0].PhotoTaken == "" {
+		t.Fatalf("the diary lacks what this test checks: %+v", want)
+	}
+	eq := cmp.Options{cmp.Comparer(func(x, y time.Time) bool { return x.Equal(y) }), cmp.Comparer(func(x, y decimal.Decimal) bool { return x.String() == y.String() })}
+	if d := cmp.Diff(want, a.Meals(), eq); d != "" {
+		t.Errorf("meals read back (-stored +exported):\n%s", d)
+	}
+	if err := a.Verify(); err != nil {
+		t.Errorf("Verify(the export) = %v", err)
+	}
+	// An import tells a meal it has from one in a zip by ContentKey.
+	for i := range ms {
+		if got, want := a.Meals()[i].ContentKey(), account.Archived(&ms[i]); got != want.ContentKey() {
+			t.Errorf("meal %d: the zip's content key differs from the row's", i)
+		}
 	}
 }

@@ -35,23 +35,36 @@ func ScanPaced(ctx context.Context, db dynamodb.ScanAPIClient, in *dynamodb.Scan
 		req.Limit = aws.Int32(PacedPageItems)
 	}
 	p := dynamodb.NewScanPaginator(db, &req)
+	return pacePages(ctx, pace, p.HasMorePages, func(ctx context.Context) (int, func() error, error) {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, nil, fmt.Errorf("dynamo: scan %s: %w", aws.ToString(in.TableName), err)
+		}
+		return PageUnits(out.ConsumedCapacity, out.ScannedCount, out.Count), func() error { return page(out) }, nil
+	})
+}
+
+// pacePages is the loop of ScanPaced and QueryPaced: while more, pay
+// ahead what the page before cost (1 for the first), read the next page
+// (its cost, and the function that hands it on), pay what it cost beyond
+// that, then hand it on.
+func pacePages(ctx context.Context, pace Pace, more func() bool, next func(context.Context) (int, func() error, error)) error {
 	ahead := 1
-	for p.HasMorePages() {
+	for more() {
 		if err := pace(ctx, ahead); err != nil {
 			return err
 		}
-		out, err := p.NextPage(ctx)
+		cost, deliver, err := next(ctx)
 		if err != nil {
-			return fmt.Errorf("dynamo: scan %s: %w", aws.ToString(in.TableName), err)
+			return err
 		}
-		cost := PageUnits(out.ConsumedCapacity, out.ScannedCount, out.Count)
-		if more := cost - ahead; more > 0 {
-			if err := pace(ctx, more); err != nil {
+		if extra := cost - ahead; extra > 0 {
+			if err := pace(ctx, extra); err != nil {
 				return err
 			}
 		}
 		ahead = cost
-		if err := page(out); err != nil {
+		if err := deliver(); err != nil {
 			return err
 		}
 	}
@@ -80,4 +93,25 @@ func PageUnits(cc *types.ConsumedCapacity, scanned, count int32) int {
 		return max(1, int(math.Ceil(*cc.CapacityUnits)))
 	}
 	return max(1, int(scanned), int(count))
+}
+
+// QueryPaced runs a Query to its end for background work as ScanPaced
+// runs a Scan: each page paid for through pace, before it is read as much
+// as the page before it cost and after it what it cost beyond that.
+// Pages hold at most PacedPageItems items unless in sets a smaller
+// Limit. in is not modified.
+func QueryPaced(ctx context.Context, db dynamodb.QueryAPIClient, in *dynamodb.QueryInput, pace Pace, page func(*dynamodb.QueryOutput) error) error {
+	req := *in
+	req.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	if req.Limit == nil {
+		req.Limit = aws.Int32(PacedPageItems)
+	}
+	p := dynamodb.NewQueryPaginator(db, &req)
+	return pacePages(ctx, pace, p.HasMorePages, func(ctx context.Context) (int, func() error, error) {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, nil, fmt.Errorf("dynamo: query %s: %w", aws.ToString(in.TableName), err)
+		}
+		return PageUnits(out.ConsumedCapacity, out.ScannedCount, out.Count), func() error { return page(out) }, nil
+	})
 }

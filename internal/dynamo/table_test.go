@@ -361,3 +361,64 @@ func TestPageUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryPaced: a paced Query reads its partition only, in pages, each
+// paid for as ScanPaced pays (ahead as much as the page before cost, the
+// rest after it), and stops on the pacer's or the page func's error.
+func TestQueryPaced(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env, tables := apptest.Local(t)
+	db, table := env.DynamoDB, tables.Meals.Name
+	putMeals(t, db, table, "u1", 10)
+	putMeals(t, db, table, "u2", 3)
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		Limit:                     aws.Int32(4),
+		KeyConditionExpression:    aws.String("user_id = :u"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":u": &types.AttributeValueMemberS{Value: "u1"}},
+	}
+	var paid, pages, costs []int
+	pace := func(_ context.Context, units int) error { paid = append(paid, units); return nil }
+	seen := map[string]bool{}
+	err := dynamo.QueryPaced(ctx, db, in, pace, func(out *dynamodb.QueryOutput) error {
+		pages = append(pages, len(out.Items))
+		for _, it := range out.Items {
+			seen[it["user_id"].(*types.AttributeValueMemberS).Value] = true
+		}
+		cost := len(out.Items)
+		if cc := out.ConsumedCapacity; cc != nil && cc.CapacityUnits != nil {
+			cost = int(math.Ceil(*cc.CapacityUnits))
+		}
+		costs = append(costs, max(1, cost))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{4, 4, 2}; !slices.Equal(pages[:min(3, len(pages))], want) || len(pages) > 4 || sum(pages) != 10 || seen["u2"] {
+		t.Errorf("pages = %v of users %v, want %v of u1 (and at most an empty last one)", pages, seen, want)
+	}
+	var want []int
+	ahead := 1
+	for _, c := range costs {
+		want = append(want, ahead)
+		if c > ahead {
+			want = append(want, c-ahead)
+		}
+		ahead = c
+	}
+	if !slices.Equal(paid, want) {
+		t.Errorf("paid %v for pages costing %v, want %v", paid, costs, want)
+	}
+	if in.Limit == nil || *in.Limit != 4 || in.ReturnConsumedCapacity != "" {
+		t.Errorf("QueryPaced changed its input: %+v", in)
+	}
+	stop := errors.New("stop")
+	if err := dynamo.QueryPaced(ctx, db, in, func(context.Context, int) error { return stop }, nil); err != stop {
+		t.Errorf("QueryPaced with the pacer refusing = %v, want its error", err)
+	}
+	if err := dynamo.QueryPaced(ctx, db, in, pace, func(*dynamodb.QueryOutput) error { return stop }); err != stop {
+		t.Errorf("QueryPaced with the page func failing = %v, want its error", err)
+	}
+}

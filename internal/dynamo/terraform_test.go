@@ -259,13 +259,18 @@ func iamActions(op string) []string {
 		return []string{"s3:GetObject", "s3:PutObject"}
 	case "s3:DeleteObjects":
 		return []string{"s3:DeleteObject"}
+	case "s3:CreateMultipartUpload", "s3:UploadPart", "s3:CompleteMultipartUpload":
+		return []string{"s3:PutObject"}
 	}
 	return []string{op}
 }
 
-// localOnly are SDK operations only local mode and tests use: AWS tables
-// and buckets come from Terraform.
-var localOnly = map[string]bool{"dynamodb:CreateTable": true, "dynamodb:DeleteTable": true}
+// localOnly are actions the app's policy does not need: SDK operations
+// only local mode and tests use (AWS tables and buckets come from
+// Terraform), and what only `ndiro backup` does on its destination, which
+// is not the app's bucket and is reached with the operator's credentials
+// (deploy/README.md, "Account archives").
+var localOnly = map[string]bool{"dynamodb:CreateTable": true, "dynamodb:DeleteTable": true, "s3:AbortMultipartUpload": true}
 
 // TestIAMPolicyMatchesCode checks that the app's IAM policy grants exactly
 // the DynamoDB and S3 actions the code (outside tests) calls.

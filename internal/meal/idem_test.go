@@ -327,6 +327,9 @@ func TestClaimsAreNoMeals(t *testing.T) {
 	if n, err := app.Meals.Count(ctx, free); err != nil || n != 1 {
 		t.Errorf("Count = %d, %v, want 1", n, err)
 	}
+	if all, err := app.Meals.AllPaced(ctx, owner, free); err != nil || len(all) != 1 {
+		t.Errorf("AllPaced = %d meals, %v, want 1", len(all), err)
+	}
 	seen := 0
 	if err := app.Meals.ScanPhotos(ctx, free, func(m *meal.Meal) error { seen++; return nil }); err != nil || seen != 1 {
 		t.Errorf("ScanPhotos saw %d, %v, want 1", seen, err)

@@ -423,7 +423,20 @@ func TestListsAndIDs(t *testing.T) {
 	if err != nil || len(got) != 4 || !got["a"] || !got["d"] {
 		t.Errorf("IDs in pages of 1 = %v, %v, want a, b, c and d", got, err)
 	}
+	paid := 0
+	listed, err := w.s.ListPaced(ctx, func(context.Context, int) error { paid++; return nil })
+	var names []string
+	for _, u := range listed {
+		names = append(names, u.ID+":"+string(u.Status))
+	}
+	slices.Sort(names)
+	if err != nil || !slices.Equal(names, []string{"a:active", "b:deleting", "c:active", "d:deleting"}) || paid < 4 {
+		t.Errorf("ListPaced in pages of 1 = %v, %v, paying %d times; want a, b, c and d with their statuses, each page paid for", names, err, paid)
+	}
 	stop := errors.New("stop")
+	if _, err := w.s.ListPaced(ctx, func(context.Context, int) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("ListPaced with the pacer refusing = %v, want its error", err)
+	}
 	if _, err := w.s.IDs(ctx, func(context.Context, int) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("IDs with the pacer refusing = %v, want its error", err)
 	}
