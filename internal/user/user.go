@@ -96,6 +96,10 @@ type User struct {
 	DeletionStep      string     `dynamodbav:"deletion_step,omitempty"`
 	DeletionError     string     `dynamodbav:"deletion_error,omitempty"`
 	DeletionStartedAt *time.Time `dynamodbav:"deletion_started_at,omitempty"`
+
+	// Import is the account's last import of an export zip, running or
+	// finished (Store.StartImport); nil if it never imported one.
+	Import *Import `dynamodbav:"import,omitempty"`
 }
 
 // IsAdmin reports whether u may open the admin pages.
