@@ -90,6 +90,12 @@ func (m *Main) Run(ctx context.Context) error {
 	} else if n > 0 {
 		m.log.Info("account deletions resumed", "count", n)
 	}
+	// So do imports of export zips, from their last saved meal.
+	if n, err := app.Imports.ResumeAll(ctx); err != nil {
+		m.log.Error("imports not resumed", "err", err)
+	} else if n > 0 {
+		m.log.Info("imports resumed", "count", n)
+	}
 	var seeded *demo.Result
 	if m.cfg.Demo {
 		if seeded, err = m.seedDemo(ctx, app, b); err != nil {
