@@ -1,0 +1,100 @@
+package account_test
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"ndiro/internal/account"
+	"ndiro/internal/apptest"
+	"ndiro/internal/localenv"
+	"ndiro/internal/meal"
+	"ndiro/internal/user"
+)
+
+// contents lists meals as "date time kind notes photo?", sorted: what an
+// import must end with, whatever the IDs.
+func contents(ms []meal.Meal) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		p := "no photo"
+		if m.HasPhoto() {
+			p = "photo"
+		}
+		out[i] = m.Date + " " + m.Time + " " + string(m.Kind) + " " + m.Notes + " " + p
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestImportResumesAfterAKill: an import stopped after two of the zip's
+// four meals, before its first save (as a crash would stop it), is
+// resumed by ResumeAll on a new app over the same data dir and ends with
+// exactly the zip's meals, each once, with their photos: the meals the
+// stopped run had claimed are found again by their derived IDs.
+func TestImportResumesAfterAKill(t *testing.T) {
+	t.Parallel()
+	src := apptest.New(t)
+	body := exportZip(t, diaryOwner(t, src))
+	want, err := src.Meals.All(t.Context(), localenv.Subject(adminEmail))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	a := apptest.New(t, apptest.Options{DataDir: dir})
+	c := a.Client()
+	c.SignIn(adminEmail)
+	killed := make(chan struct{})
+	var once sync.Once
+	a.Imports.SetPace(3, func(ctx context.Context, i int) {
+		if i == 1 {
+			once.Do(func() { close(killed) })
+			<-ctx.Done() // the process dies here: no more meals, no save
+		}
+	})
+	if resp := postImport(c, body); resp.StatusCode != 303 {
+		t.Fatalf("POST %s = %d; %s", account.ImportPath, resp.StatusCode, resp.Text("main"))
+	}
+	<-killed
+	uid := localenv.Subject(adminEmail)
+	if ms, err := a.Meals.All(t.Context(), uid); err != nil || len(ms) != 2 {
+		t.Fatalf("meals when the import is stopped = %d, %v; want 2", len(ms), err)
+	}
+	a.Stop()
+
+	b := apptest.New(t, apptest.Options{DataDir: dir})
+	if u, err := b.Users.Get(t.Context(), uid); err != nil || !u.Import.Running() || u.Import.Next != 0 {
+		t.Fatalf("users row after the stop: %+v, %v; want the import running from meal 0", u, err)
+	}
+	n, err := b.Imports.ResumeAll(t.Context())
+	if err != nil || n != 1 {
+		t.Fatalf("ResumeAll = %d, %v; want 1", n, err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := b.Imports.Wait(ctx, uid); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Meals.All(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(contents(want), contents(got)); d != "" {
+		t.Errorf("meals after the resumed import (-zip +imported):\n%s", d)
+	}
+	u, err := b.Users.Get(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if imp := u.Import; imp == nil || imp.State != user.ImportDone || imp.Imported != 4 || imp.Skipped != 0 || imp.Failed != 0 {
+		t.Errorf("import on the row = %+v; want done, 4 imported", imp)
+	}
+	if keys := objectsOf(t, b, "pending/"+uid); len(keys) != 0 {
+		t.Errorf("objects left under pending/: %v; want the staged zip removed", keys)
+	}
+}
