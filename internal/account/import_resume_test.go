@@ -98,3 +98,59 @@ func TestImportResumesAfterAKill(t *testing.T) {
 		t.Errorf("objects left under pending/: %v; want the staged zip removed", keys)
 	}
 }
+
+// TestImportClaimsBeforePhoto: an imported meal's row is written, with no
+// photo, before the first of its photo's objects, so a photo is only ever
+// written under a meal ID the import holds.
+func TestImportClaimsBeforePhoto(t *testing.T) {
+	t.Parallel()
+	src := apptest.New(t)
+	body := exportZip(t, diaryOwner(t, src))
+
+	faults := &apptest.Faults{}
+	app := apptest.New(t, apptest.Options{Faults: faults})
+	c := app.Client()
+	c.SignIn(adminEmail)
+	uid := localenv.Subject(adminEmail)
+	first, goOn := make(chan struct{}), make(chan struct{})
+	app.Imports.SetPace(1, func(ctx context.Context, i int) {
+		if i == 0 {
+			close(first)
+			select {
+			case <-goOn:
+			case <-ctx.Done():
+			}
+		}
+	})
+	if resp := postImport(c, body); resp.StatusCode != 303 {
+		t.Fatalf("POST %s = %d; %s", account.ImportPath, resp.StatusCode, resp.Text("main"))
+	}
+	<-first
+	// Meal 1 (2026-09-01 19:05, with a photo) is next: hold its first
+	// photo object's PUT.
+	held, release := faults.Hold("PutObject", importBucket)
+	close(goOn)
+	<-held
+	ms, err := app.Meals.All(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claimed *meal.Meal
+	for k := range ms {
+		if ms[k].Time == "19:05:00" {
+			claimed = &ms[k]
+		}
+	}
+	if claimed == nil || claimed.HasPhoto() {
+		t.Errorf("meals while the photo's first object is being written: %v; want 19:05's row there without a photo", contents(ms))
+	}
+	release()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := app.Imports.Wait(ctx, uid); err != nil {
+		t.Fatal(err)
+	}
+	if ms, err := app.Meals.All(t.Context(), uid); err != nil || len(ms) != 4 || !ms[1].HasPhoto() {
+		t.Errorf("meals at the end = %v, %v; want 4, 19:05's with its photo", contents(ms), err)
+	}
+}
