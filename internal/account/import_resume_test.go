@@ -2,6 +2,8 @@ package account_test
 
 import (
 	"context"
+	"errors"
+	"net/url"
 	"sort"
 	"sync"
 	"testing"
@@ -152,5 +154,52 @@ func TestImportClaimsBeforePhoto(t *testing.T) {
 	}
 	if ms, err := app.Meals.All(t.Context(), uid); err != nil || len(ms) != 4 || !ms[1].HasPhoto() {
 		t.Errorf("meals at the end = %v, %v; want 4, 19:05's with its photo", contents(ms), err)
+	}
+}
+
+// TestDeletionStopsTheImport: an account deleted while its import runs
+// stops the import between two meals, and the deletion leaves nothing of
+// it: no meal, no photo, no staged zip, no users row.
+func TestDeletionStopsTheImport(t *testing.T) {
+	t.Parallel()
+	src := apptest.New(t)
+	body := exportZip(t, diaryOwner(t, src))
+
+	app := apptest.New(t)
+	c := app.Client()
+	c.SignIn(adminEmail)
+	uid := localenv.Subject(adminEmail)
+	first := make(chan struct{})
+	var once sync.Once
+	app.Imports.SetPace(1, func(ctx context.Context, i int) {
+		once.Do(func() { close(first) })
+		<-ctx.Done() // the import waits here until the deletion stops it
+	})
+	if resp := postImport(c, body); resp.StatusCode != 303 {
+		t.Fatalf("POST %s = %d; %s", account.ImportPath, resp.StatusCode, resp.Text("main"))
+	}
+	<-first
+	if keys := objectsOf(t, app, "pending/"+uid); len(keys) != 1 {
+		t.Fatalf("staged objects while the import runs = %v; want its zip", keys)
+	}
+	if resp := c.PostForm("/account/delete", url.Values{"email": {adminEmail}}); resp.StatusCode != 303 {
+		t.Fatalf("POST /account/delete = %d; %s", resp.StatusCode, resp.Text("main"))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := app.Deletions.Wait(ctx, uid); err != nil {
+		t.Fatal(err)
+	}
+	if app.Imports.Running(uid) {
+		t.Error("the import still runs after the deletion")
+	}
+	if keys := objectsOf(t, app, uid); len(keys) != 0 {
+		t.Errorf("objects left after the deletion: %v", keys)
+	}
+	if ms, err := app.Meals.All(t.Context(), uid); err != nil || len(ms) != 0 {
+		t.Errorf("meals after the deletion = %d, %v; want none", len(ms), err)
+	}
+	if _, err := app.Users.Get(t.Context(), uid); !errors.Is(err, user.ErrNotFound) {
+		t.Errorf("users row after the deletion: %v; want ErrNotFound", err)
 	}
 }
