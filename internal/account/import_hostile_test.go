@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"ndiro/internal/account"
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
@@ -115,5 +117,52 @@ func TestImportRefusesHostileZips(t *testing.T) {
 	page := importAndWait(t, app, c, sound)
 	if got := page.Text("#imported"); got != "1" {
 		t.Errorf("sound zip: imported = %q; want 1\n%s", got, page.Text("main"))
+	}
+}
+
+// TestImportListsProblemsAndConflicts: a photo that does not decode is a
+// listed problem of its meal, imported without it, not the end of the
+// import; a different meal already at a meal's date and time is a listed
+// conflict, and both are kept.
+func TestImportListsProblemsAndConflicts(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	c := app.Client()
+	c.SignIn(adminEmail)
+	uid := localenv.Subject(adminEmail)
+	if resp := c.PostMultipart("/meals", map[string][]string{"date": {"2026-09-02"}, "time": {"08:00"}, "kind": {"breakfast"}, "notes": {"toast"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add meal = %d", resp.StatusCode)
+	}
+	body := buildZip(t,
+		hostileMeals(`{"id":"123000-aaaaaa","date":"2026-09-01","time":"12:30:00","kind":"lunch","notes":"soup","photo":{"file":"photos/2026-09-01/p.jpg","width":96,"height":64}},`+
+			`{"id":"080000-bbbbbb","date":"2026-09-02","time":"08:00:00","kind":"breakfast","notes":"porridge"},`+
+			`{"id":"190000-cccccc","date":"2026-09-02","time":"19:00:00","kind":"dinner","notes":"pasta","photo":{"file":"photos/2026-09-02/q.jpg","width":96,"height":64}}`),
+		entry{name: "photos/2026-09-01/p.jpg", body: fixture(t, "not-an-image.jpg")},
+		entry{name: "photos/2026-09-02/q.jpg", body: fixture(t, "small.jpg")},
+	)
+	page := importAndWait(t, app, c, body)
+	if got := page.Text("#imported") + " " + page.Text("#skipped") + " " + page.Text("#failed"); got != "3 0 0" {
+		t.Errorf("imported, skipped, failed = %s; want 3 0 0", got)
+	}
+	problems := page.Doc().Find("#import-problems li")
+	if problems.Length() != 1 || !strings.Contains(problems.Text(), "2026-09-01 12:30:00") || !strings.Contains(problems.Text(), "without it") {
+		t.Errorf("problems listed = %d %q; want 2026-09-01 12:30's photo", problems.Length(), problems.Text())
+	}
+	conflicts := page.Doc().Find("#import-conflicts li")
+	if conflicts.Length() != 1 || !strings.Contains(conflicts.Text(), "2026-09-02 08:00:00") {
+		t.Errorf("conflicts listed = %d %q; want 2026-09-02 08:00", conflicts.Length(), conflicts.Text())
+	}
+	ms, err := app.Meals.All(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"2026-09-01 12:30:00 lunch soup no photo",
+		"2026-09-02 08:00:00 breakfast porridge no photo",
+		"2026-09-02 08:00:00 breakfast toast no photo",
+		"2026-09-02 19:00:00 dinner pasta photo",
+	}
+	if d := cmp.Diff(want, contents(ms)); d != "" {
+		t.Errorf("meals (-want +got):\n%s", d)
 	}
 }
