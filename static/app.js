@@ -92,6 +92,10 @@
         e.preventDefault();
         var dense = !days.classList.contains("dense");
         days.classList.toggle("dense", dense);
+        var sizes = dense ? days.dataset.sizesDense : days.dataset.sizesGrid;
+        if (sizes) {
+          days.querySelectorAll("[sizes]").forEach(function (el) { el.setAttribute("sizes", sizes); });
+        }
         document.cookie = "ndiro_grid=" + (dense ? "dense; max-age=31536000" : "; max-age=0") +
           "; path=/meals; samesite=lax" + (location.protocol === "https:" ? "; secure" : "");
         link.textContent = dense ? "Larger photos" : "Smaller photos";

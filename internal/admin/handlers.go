@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -107,6 +108,28 @@ type monitorPage struct {
 	Deletions []userRow
 	// Pacing states the background read limits.
 	ReadUnits, ReadBurst, S3Calls int
+	// Grace says, in words, how recent a change the orphan check leaves
+	// alone ("hour", "10 minutes"): the Monitor's Grace.
+	Grace string
+}
+
+// graceWords says d in words for "changed in the last …": "hour" for one
+// hour, "2 hours", "10 minutes", "90 seconds"; whole units only, the
+// largest that divides d.
+func graceWords(d time.Duration) string {
+	units := []struct {
+		d    time.Duration
+		name string
+	}{{time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}}
+	for _, u := range units {
+		if d >= u.d && d%u.d == 0 {
+			if n := d / u.d; n != 1 {
+				return strconv.FormatInt(int64(n), 10) + " " + u.name + "s"
+			}
+			return u.name
+		}
+	}
+	return d.String()
 }
 
 // kindRow is one kind of orphan on the page.
@@ -134,6 +157,7 @@ func (h *Handler) Monitor(w http.ResponseWriter, r *http.Request) error {
 		Base: web.Base{Title: "Monitor"}, Counts: c, Counting: counting, CountErr: countErr,
 		Cache: h.monitor.CacheStats(), Process: h.monitor.Process(), Orphans: h.monitor.Orphans(),
 		ReadUnits: ReadUnitsPerSecond, ReadBurst: ReadUnitsBurst, S3Calls: S3CallsPerSecond,
+		Grace: graceWords(h.monitor.Grace()),
 	}
 	if c != nil {
 		p.CountsAge = h.now().Sub(c.At).Round(time.Second)

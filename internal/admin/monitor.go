@@ -82,6 +82,7 @@ type Monitor struct {
 	reads   *limit.Pacer // DynamoDB read units
 	s3      *limit.Pacer // S3 calls
 	finder  *meal.Orphans
+	grace   time.Duration // MonitorDeps.Grace, or Grace when unset
 	started time.Time
 	// stop is the background jobs' parent context; Close cancels it.
 	stop   context.Context
@@ -111,6 +112,7 @@ func NewMonitor(d MonitorDeps) *Monitor {
 	if grace <= 0 {
 		grace = Grace
 	}
+	m.grace = grace
 	m.finder = meal.NewOrphans(meal.OrphanDeps{
 		Rows: d.Meals, Objects: d.Photos, Users: d.Users,
 		Grace: grace, Now: d.Clock.Now, Versions: true,
@@ -118,6 +120,10 @@ func NewMonitor(d MonitorDeps) *Monitor {
 	})
 	return m
 }
+
+// Grace is how old a row or object must be before the orphan check
+// counts it: MonitorDeps.Grace, or the package's Grace when that is 0.
+func (m *Monitor) Grace() time.Duration { return m.grace }
 
 // Close cancels the count and the orphan job running, if any, and starts
 // no more, then waits for them to return or ctx to end (ctx.Err()). Call

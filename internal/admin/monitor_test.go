@@ -171,6 +171,9 @@ func TestOrphans(t *testing.T) {
 	}
 	app.Clock.Advance(2 * admin.Grace)
 	page := check()
+	if got := page.Text("#orphans > p.muted"); !strings.Contains(got, "changed in the last hour is left alone") {
+		t.Errorf("orphans intro = %q, want it to name the grace period, an hour", got)
+	}
 	if d := cmp.Diff(map[string]string{"meals-without-user": "2", "photos-without-user": "1", "photos-without-meal": "3", "missing-photos": "2", "foreign-objects": "1", "session-keys-without-session": "2"}, found(t, page)); d != "" {
 		t.Fatalf("findings (-want +got):\n%s", d)
 	}
@@ -474,6 +477,9 @@ func TestOrphanGraceSetting(t *testing.T) {
 	c.SignIn(adminEmail)
 	owner := localenv.Subject(adminEmail)
 	putObject(t, app, photo.Key(owner, "2026-09-04", "100000-dddddd", photo.SizeDisplay), "7")
+	if got := c.Get("/admin/monitor").Text("#orphans > p.muted"); !strings.Contains(got, "changed in the last 3 hours is left alone") {
+		t.Errorf("orphans intro = %q, want it to name the 3 h grace period", got)
+	}
 	check := func() string {
 		t.Helper()
 		if r := c.PostForm("/admin/monitor/check", nil); r.StatusCode != http.StatusSeeOther {

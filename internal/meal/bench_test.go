@@ -29,49 +29,6 @@ import (
 	"ndiro/internal/photo"
 )
 
-// serveLoop serves req with h until the benchmark ends, checking the status.
-// Responses go to a sink.
-func serveLoop(b *testing.B, h http.Handler, req *http.Request, want int) {
-	b.ReportAllocs()
-	w := &sink{}
-	for b.Loop() {
-		w.reset()
-		h.ServeHTTP(w, req)
-		if w.code != want {
-			b.Fatalf("status %d, want %d", w.code, want)
-		}
-	}
-}
-
-// sink is the ResponseWriter of the handler benchmarks: a fresh header map
-// per request, as net/http's server gives each, and the body copied into a
-// buffer reused across requests, as a socket's send buffer would take it,
-// so a benchmark measures the handler and the copy, not a recorder's
-// buffer growth.
-type sink struct {
-	h    http.Header
-	code int
-	body []byte
-}
-
-func (s *sink) reset() { s.h, s.code, s.body = http.Header{}, 0, s.body[:0] }
-
-func (s *sink) Header() http.Header { return s.h }
-
-func (s *sink) WriteHeader(code int) {
-	if s.code == 0 {
-		s.code = code
-	}
-}
-
-func (s *sink) Write(p []byte) (int, error) {
-	if s.code == 0 {
-		s.code = http.StatusOK
-	}
-	s.body = append(s.body, p...)
-	return len(p), nil
-}
-
 // BenchmarkMonthPage renders a month of 90 meals through the whole handler
 // stack: session, guard, one Query, grouping and the template.
 //   - emulator: the Query goes to the in-process emulator, whose work
@@ -91,22 +48,22 @@ func BenchmarkMonthPage(b *testing.B) {
 	}
 	batchPut(b, app, items)
 	req := c.ServerRequest("/meals?month=2026-09")
-	w := &sink{}
-	w.reset()
-	if app.Handler.ServeHTTP(w, req); w.code != http.StatusOK { // records the Query's answer
-		b.Fatalf("month page = %d", w.code)
+	w := &apptest.Sink{}
+	w.Reset()
+	if app.Handler.ServeHTTP(w, req); w.Code != http.StatusOK { // records the Query's answer
+		b.Fatalf("month page = %d", w.Code)
 	}
 	b.Run("emulator", func(b *testing.B) {
-		serveLoop(b, app.Handler, req, http.StatusOK)
+		apptest.ServeLoop(b, app.Handler, req, http.StatusOK)
 	})
 	b.Run("app", func(b *testing.B) {
 		q.replay.Store(true)
 		defer q.replay.Store(false)
-		serveLoop(b, app.Handler, req, http.StatusOK)
-		w := &sink{}
-		w.reset()
+		apptest.ServeLoop(b, app.Handler, req, http.StatusOK)
+		w := &apptest.Sink{}
+		w.Reset()
 		app.Handler.ServeHTTP(w, req)
-		b.ReportMetric(float64(len(w.body)), "bytes/page")
+		b.ReportMetric(float64(len(w.Body)), "bytes/page")
 		if n := q.replayed.Load(); n < int64(b.N) {
 			b.Fatalf("%d Queries replayed for %d pages", n, b.N)
 		}
@@ -117,14 +74,14 @@ func BenchmarkMonthPage(b *testing.B) {
 		defer q.replay.Store(false)
 		zreq := req.Clone(req.Context())
 		zreq.Header.Set("Accept-Encoding", "gzip")
-		serveLoop(b, app.Handler, zreq, http.StatusOK)
-		w := &sink{}
-		w.reset()
+		apptest.ServeLoop(b, app.Handler, zreq, http.StatusOK)
+		w := &apptest.Sink{}
+		w.Reset()
 		app.Handler.ServeHTTP(w, zreq)
-		if w.h.Get("Content-Encoding") != "gzip" {
-			b.Fatalf("Content-Encoding %q, want gzip", w.h.Get("Content-Encoding"))
+		if w.Header().Get("Content-Encoding") != "gzip" {
+			b.Fatalf("Content-Encoding %q, want gzip", w.Header().Get("Content-Encoding"))
 		}
-		b.ReportMetric(float64(len(w.body)), "bytes/page")
+		b.ReportMetric(float64(len(w.Body)), "bytes/page")
 	})
 }
 
@@ -179,7 +136,7 @@ func (q *cannedQuery) option(o *dynamodb.Options) {
 //     than the totals. Targets (issue "Hot paths at the limit"): ≥ 0.7 for
 //     200, ≥ 0.5 for 304. A 200 can pass 1: the route answers a plain GET
 //     without ServeContent, whose io.CopyN allocates a copy buffer (up to
-//     32 KB) for each response into sink, as it does into a plain TCP
+//     32 KB) for each response into apptest.Sink, as it does into a plain TCP
 //     connection (photo.Server.write);
 //   - owner-allocs: allocations of one owner request (bare's: bare-allocs).
 func BenchmarkOwnerPhoto(b *testing.B) {
@@ -223,14 +180,14 @@ func BenchmarkOwnerPhoto(b *testing.B) {
 				req.Header.Set("If-None-Match", tc.inm)
 			}
 			b.Run(copy.name+"-"+tc.name, func(b *testing.B) {
-				w := &sink{}
+				w := &apptest.Sink{}
 				serve := func(h http.Handler) time.Duration {
-					w.reset()
+					w.Reset()
 					start := time.Now()
 					h.ServeHTTP(w, req)
 					d := time.Since(start)
-					if w.code != tc.want {
-						b.Fatalf("status %d, want %d", w.code, tc.want)
+					if w.Code != tc.want {
+						b.Fatalf("status %d, want %d", w.Code, tc.want)
 					}
 					return d
 				}
@@ -491,7 +448,7 @@ func BenchmarkSearch(b *testing.B) {
 	page := func(b *testing.B, q string) {
 		req := c.ServerRequest("/meals/search?" + url.Values{"q": {q}}.Encode())
 		app.Calls.Reset()
-		serveLoop(b, app.Handler, req, http.StatusOK)
+		apptest.ServeLoop(b, app.Handler, req, http.StatusOK)
 		b.ReportMetric(float64(app.Calls.Scanned()["Query"])/float64(b.N), "items/page")
 		res, err := app.Meals.Search(context.Background(), owner, "", meal.Matcher(q), func(context.Context, int) error { return nil })
 		if err != nil {

@@ -64,9 +64,13 @@ func shownWhole(n *Number) string {
 
 // gridDays lays days out for the grid: headings in words, and every
 // thumbnail after the first EagerThumbs marked lazy. withYear writes the
-// year in headings (windows may cross a year).
-func gridDays(days []Day, withYear bool) []gridDay {
+// year in headings (windows may cross a year); dense sizes the thumbnails
+// for the denser grid's cells (photo.SlotDense), else the usual grid's.
+func gridDays(days []Day, withYear, dense bool) []gridDay {
 	slot := photo.SlotGrid
+	if dense {
+		slot = photo.SlotDense
+	}
 	out := make([]gridDay, len(days))
 	n := 0
 	for i, d := range days {
@@ -98,8 +102,8 @@ func gridDays(days []Day, withYear bool) []gridDay {
 }
 
 // diaryGrid groups meals (sorted by sort key) into the grid's days, newest
-// first, and sums them up.
-func diaryGrid(meals []Meal, withYear bool) ([]gridDay, Summary) {
+// first, and sums them up; withYear and dense as gridDays takes them.
+func diaryGrid(meals []Meal, withYear, dense bool) ([]gridDay, Summary) {
 	days := GroupByDay(meals)
-	return gridDays(days, withYear), Summarize(days)
+	return gridDays(days, withYear, dense), Summarize(days)
 }

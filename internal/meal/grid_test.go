@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -425,8 +426,32 @@ func TestMonthPager(t *testing.T) {
 // in a cookie of the browser's, across pages, until ?grid=normal.
 func TestMonthDenseGrid(t *testing.T) {
 	t.Parallel()
-	c := septemberMonth(t)
+	app, c := signedIn(t)
+	app.Clock.Set(time.Date(2026, 9, 15, 10, 0, 0, 0, time.UTC))
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-03", Time: "08:00", Notes: "a",
+		Photo: meal.Photo{PhotoV: 1_790_000_000_000_000_001, PhotoW: 1536, PhotoH: 2048, ThumbW: 480, ThumbH: 640, PhotoSet: photo.Full(photo.LegacySet, 1536, 2048)}})
+	putMeal(t, app, admin, meal.Meal{Date: "2026-09-14", Time: "12:00", Notes: "c"})
+	// Each grid's thumbnails are sized for its cells, and the page
+	// carries both sizes for the switch in place.
+	sizes := func(doc *goquery.Document) []string {
+		var out []string
+		doc.Find(".days [sizes]").Each(func(_ int, s *goquery.Selection) { out = append(out, s.AttrOr("sizes", "")) })
+		return out
+	}
 	doc := c.Get("/meals").Doc()
+	if got, want := sizes(doc), []string{photo.SlotGrid.Sizes(), photo.SlotGrid.Sizes()}; !slices.Equal(got, want) {
+		t.Errorf("usual grid's sizes = %q, want %q", got, want)
+	}
+	if got := doc.Find(".days").AttrOr("data-sizes-dense", ""); got != photo.SlotDense.Sizes() {
+		t.Errorf("data-sizes-dense = %q, want %q", got, photo.SlotDense.Sizes())
+	}
+	if got := doc.Find(".days").AttrOr("data-sizes-grid", ""); got != photo.SlotGrid.Sizes() {
+		t.Errorf("data-sizes-grid = %q, want %q", got, photo.SlotGrid.Sizes())
+	}
+	if got, want := sizes(c.Get("/meals?grid=dense").Doc()), []string{photo.SlotDense.Sizes(), photo.SlotDense.Sizes()}; !slices.Equal(got, want) {
+		t.Errorf("denser grid's sizes = %q, want %q", got, want)
+	}
+	c.Get("/meals?grid=normal")
 	// The denser grid.
 	if doc.Find(".days.dense").Length() != 0 {
 		t.Error("the denser grid without asking")

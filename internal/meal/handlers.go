@@ -92,6 +92,15 @@ func NewHandler(d Deps) *Handler {
 	}
 }
 
+// SizesGrid is the sizes attribute of the usual grid's thumbnails
+// (photo.SlotGrid). The page carries it and SizesDense, so app.js can
+// switch the grid in place and the browser picks the new cells' copies.
+func (*listPage) SizesGrid() string { return photo.SlotGrid.Sizes() }
+
+// SizesDense is the sizes attribute of the denser grid's thumbnails
+// (photo.SlotDense).
+func (*listPage) SizesDense() string { return photo.SlotDense.Sizes() }
+
 type listPage struct {
 	web.Base
 	Heading string
@@ -150,9 +159,9 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) error {
 		To:         m.Last().String(),
 		StripLabel: "Days of " + m.Time().Format("January 2006"),
 	}
-	p.Days, p.Summary = diaryGrid(meals, false)
-	p.Strip = stripHTML(calendarStrip(m, p.Days, today))
 	p.Dense = denseGrid(w, r, q)
+	p.Days, p.Summary = diaryGrid(meals, false, p.Dense)
+	p.Strip = stripHTML(calendarStrip(m, p.Days, today))
 	p.GridURL = gridToggle("/meals", url.Values{"month": {m.String()}}, p.Dense)
 	p.Filed = filed(w, r, meals)
 	if prev := m.Prev(); prev.InRange() {
@@ -203,8 +212,8 @@ func (h *Handler) window(w http.ResponseWriter, r *http.Request, u *user.User, f
 		To:       to.String(),
 		IsWindow: true,
 	}
-	p.Days, p.Summary = diaryGrid(meals, true)
 	p.Dense = denseGrid(w, r, r.URL.Query())
+	p.Days, p.Summary = diaryGrid(meals, true, p.Dense)
 	p.GridURL = gridToggle("/meals", url.Values{"from": {p.From}, "to": {p.To}}, p.Dense)
 	if a := from.AddDays(-n); a.Time().Year() >= MinYear {
 		p.Prev, p.PrevLabel = link(a, to.AddDays(-n)), days(n)

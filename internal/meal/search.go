@@ -379,12 +379,12 @@ func (h *Handler) Search(w http.ResponseWriter, r *http.Request) error {
 	for i, j := 0, len(meals)-1; i < j; i, j = i+1, j-1 {
 		meals[i], meals[j] = meals[j], meals[i]
 	}
-	p.Days = gridDays(GroupByDay(meals), true)
+	p.Dense = denseGrid(w, r, url.Values{})
+	p.Days = gridDays(GroupByDay(meals), true, p.Dense)
 	for i := range p.Days {
 		// Only the matches of a day are here: their sum is no day's total.
 		g := &p.Days[i]
 		g.Kcal, g.ProteinG, g.CarbsG, g.FatG = "", "", "", ""
 	}
-	p.Dense = denseGrid(w, r, url.Values{})
 	return h.pages.Render(w, r, http.StatusOK, "meal/list", p)
 }

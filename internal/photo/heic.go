@@ -493,21 +493,10 @@ func (w *heicWorker) roundTrip(src io.Reader, size int64, g Gamut) (*Processed, 
 		}
 		return p, nil
 	case 'D', 'E':
-		var n [4]byte
-		if _, err := io.ReadFull(w.out, n[:]); err != nil {
-			return nil, fmt.Errorf("read from worker: %w", err)
+		msg, err := readMessage(w.out)
+		if err != nil {
+			return nil, err
 		}
-		// The whole message is read, so the next answer starts where it
-		// should; one too long to read is an error, which stops the worker.
-		size := binary.BigEndian.Uint32(n[:])
-		if size > maxHEICMessage {
-			return nil, fmt.Errorf("worker answered a message of %d bytes", size)
-		}
-		msg := make([]byte, size)
-		if _, err := io.ReadFull(w.out, msg); err != nil {
-			return nil, fmt.Errorf("read from worker: %w", err)
-		}
-		msg = msg[:min(len(msg), 4096)] // for the log
 		if kind == 'D' {
 			return nil, fmt.Errorf("%w (%s)", ErrDamaged, msg)
 		}
@@ -516,6 +505,28 @@ func (w *heicWorker) roundTrip(src io.Reader, size int64, g Gamut) (*Processed, 
 	return nil, fmt.Errorf("worker answered %q", kind)
 }
 
+// readMessage reads a worker's error message: a 4-byte big-endian length,
+// then that many bytes, at most maxHEICMessage. The whole message is read,
+// so the next answer starts where it should; one too long to read is an
+// error, which stops the worker. The text is cut to 4 KB for the log.
+func readMessage(r io.Reader) ([]byte, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, fmt.Errorf("read from worker: %w", err)
+	}
+	size := binary.BigEndian.Uint32(n[:])
+	if size > maxHEICMessage {
+		return nil, fmt.Errorf("worker answered a message of %d bytes", size)
+	}
+	msg := make([]byte, size)
+	if _, err := io.ReadFull(r, msg); err != nil {
+		return nil, fmt.Errorf("read from worker: %w", err)
+	}
+	return msg[:min(len(msg), 4096)], nil
+}
+
+// readBlob reads a worker's answer: an 8-byte big-endian length, then
+// that many bytes, at most maxHEICFile.
 func readBlob(r io.Reader) ([]byte, error) {
 	var n [8]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
@@ -561,8 +572,29 @@ func RunHEICWorker(in io.Reader, out *os.File) error {
 	// heic.Init captures os.Stdout for the WebAssembly module's output.
 	os.Stdout = os.Stderr
 	heic.Init()
+	return serveRequests(in, out, heicHello, "heic worker", func(hdr [10]byte, br *bufio.Reader, bw *bufio.Writer) error {
+		size := binary.BigEndian.Uint64(hdr[2:])
+		if hdr[0] != 'H' || size > maxHEICFile {
+			return fmt.Errorf("heic worker: bad request")
+		}
+		data := make([]byte, size)
+		if _, err := io.ReadFull(br, data); err != nil {
+			return fmt.Errorf("heic worker: read: %w", err)
+		}
+		p, err := decodeHEIC(data, Gamut(hdr[1]))
+		data = nil
+		return answer(bw, p, err)
+	})
+}
+
+// serveRequests is a worker process's loop: it greets on out with hello,
+// then reads one 10-byte request header from in at a time and hands it
+// to handle, with br at the request's body and bw for the answer (flushed
+// after each), until in closes, when it returns nil. name starts its
+// read errors ("heic worker: read: …"); an error from handle ends it.
+func serveRequests(in io.Reader, out *os.File, hello, name string, handle func(hdr [10]byte, br *bufio.Reader, bw *bufio.Writer) error) error {
 	bw := bufio.NewWriter(out)
-	if _, err := bw.WriteString(heicHello); err != nil {
+	if _, err := bw.WriteString(hello); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -575,22 +607,25 @@ func RunHEICWorker(in io.Reader, out *os.File) error {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return fmt.Errorf("heic worker: read: %w", err)
+			return fmt.Errorf("%s: read: %w", name, err)
 		}
-		size := binary.BigEndian.Uint64(hdr[2:])
-		if hdr[0] != 'H' || size > maxHEICFile {
-			return fmt.Errorf("heic worker: bad request")
+		if err := handle(hdr, br, bw); err != nil {
+			return err
 		}
-		data := make([]byte, size)
-		if _, err := io.ReadFull(br, data); err != nil {
-			return fmt.Errorf("heic worker: read: %w", err)
-		}
-		p, err := decodeHEIC(data, Gamut(hdr[1]))
-		data = nil
-		if err := answer(bw, p, err); err != nil {
+		if err := bw.Flush(); err != nil {
 			return err
 		}
 	}
+}
+
+// writeMessage writes an error answer as readMessage reads it: kind ('D'
+// for a damaged file, 'E' for any other failure), a 4-byte big-endian
+// length, then msg cut to 4 KB.
+func writeMessage(w *bufio.Writer, kind byte, msg string) {
+	msg = msg[:min(len(msg), 4096)]
+	w.WriteByte(kind)
+	w.Write(binary.BigEndian.AppendUint32(nil, uint32(len(msg))))
+	w.WriteString(msg)
 }
 
 // decodeHEIC decodes data (already upright: libheif applies the
@@ -615,11 +650,7 @@ func answer(w *bufio.Writer, p *Processed, err error) error {
 		if errors.Is(err, ErrDamaged) {
 			kind = 'D'
 		}
-		msg := err.Error()
-		msg = msg[:min(len(msg), 4096)]
-		w.WriteByte(kind)
-		w.Write(binary.BigEndian.AppendUint32(nil, uint32(len(msg))))
-		w.WriteString(msg)
+		writeMessage(w, kind, err.Error())
 		return w.Flush()
 	}
 	w.WriteByte('K')

@@ -19,7 +19,8 @@ const (
 	// column of two from 64rem.
 	SlotGrid Slot = iota
 	// SlotDense is a cell of the owner's denser grid: five columns on a
-	// phone, at least 6rem from 40rem (at most 7.5rem).
+	// phone (main's padding 0.75rem a side, gaps 0.35rem), columns of
+	// 7.5rem from 40rem.
 	SlotDense
 	// SlotStrip is a cell of the recipient's day strip: 7.5rem, 8.5rem
 	// from 40rem; from 64rem a seventh of main (at most 80rem) less the
@@ -45,7 +46,7 @@ type sizeRule struct{ media, width string }
 // slotRules are each slot's widths, widest layout first, as CSS lengths.
 var slotRules = map[Slot][]sizeRule{
 	SlotGrid:        {{"(min-width: 40rem)", "12.5rem"}, {"", "calc((100vw - 2.5rem) / 3)"}},
-	SlotDense:       {{"(min-width: 40rem)", "7.5rem"}, {"", "calc((100vw - 3.5rem) / 5)"}},
+	SlotDense:       {{"(min-width: 40rem)", "7.5rem"}, {"", "calc((100vw - 2.9rem) / 5)"}},
 	SlotStrip:       {{"(min-width: 80rem)", "10.8rem"}, {"(min-width: 64rem)", "calc((100vw - 5.2rem) / 7)"}, {"(min-width: 40rem)", "8.5rem"}, {"", "7.5rem"}},
 	SlotWeek:        {{"", "7rem"}},
 	SlotIcon:        {{"", "4.5rem"}},

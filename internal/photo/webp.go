@@ -115,19 +115,11 @@ func (w *heicWorker) encodeTrip(img *image.RGBA) ([]byte, error) {
 		}
 		return b, nil
 	case 'D', 'E':
-		var n [4]byte
-		if _, err := io.ReadFull(w.out, n[:]); err != nil {
-			return nil, fmt.Errorf("read from worker: %w", err)
+		msg, err := readMessage(w.out)
+		if err != nil {
+			return nil, err
 		}
-		size := binary.BigEndian.Uint32(n[:])
-		if size > maxHEICMessage {
-			return nil, fmt.Errorf("worker answered a message of %d bytes", size)
-		}
-		msg := make([]byte, size)
-		if _, err := io.ReadFull(w.out, msg); err != nil {
-			return nil, fmt.Errorf("read from worker: %w", err)
-		}
-		return nil, fmt.Errorf("worker: %s", msg[:min(len(msg), 4096)])
+		return nil, fmt.Errorf("worker: %s", msg)
 	}
 	return nil, fmt.Errorf("worker answered %q", kind)
 }
@@ -137,22 +129,7 @@ func (w *heicWorker) encodeTrip(img *image.RGBA) ([]byte, error) {
 // at a time until in closes (nil).
 func RunWebPWorker(in io.Reader, out *os.File) error {
 	webp.Init()
-	bw := bufio.NewWriter(out)
-	if _, err := bw.WriteString(webpHello); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	br := bufio.NewReader(in)
-	for {
-		var hdr [10]byte
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("webp worker: read: %w", err)
-		}
+	return serveRequests(in, out, webpHello, "webp worker", func(hdr [10]byte, br *bufio.Reader, bw *bufio.Writer) error {
 		dx, dy := int(binary.BigEndian.Uint32(hdr[2:])), int(binary.BigEndian.Uint32(hdr[6:]))
 		if hdr[0] != 'W' || dx < 1 || dy < 1 || dx > maxWebPSide || dy > maxWebPSide {
 			return fmt.Errorf("webp worker: bad request")
@@ -162,21 +139,15 @@ func RunWebPWorker(in io.Reader, out *os.File) error {
 			return fmt.Errorf("webp worker: read: %w", err)
 		}
 		var buf bytes.Buffer
-		err := webp.Encode(&buf, img, webp.Options{Quality: int(hdr[1]), Method: 2})
-		if err != nil {
-			msg := err.Error()
-			bw.WriteByte('E')
-			bw.Write(binary.BigEndian.AppendUint32(nil, uint32(len(msg))))
-			bw.WriteString(msg)
-		} else {
-			bw.WriteByte('K')
-			bw.Write(binary.BigEndian.AppendUint64(nil, uint64(buf.Len())))
-			bw.Write(buf.Bytes())
+		if err := webp.Encode(&buf, img, webp.Options{Quality: int(hdr[1]), Method: 2}); err != nil {
+			writeMessage(bw, 'E', err.Error())
+			return nil
 		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-	}
+		bw.WriteByte('K')
+		bw.Write(binary.BigEndian.AppendUint64(nil, uint64(buf.Len())))
+		bw.Write(buf.Bytes())
+		return nil
+	})
 }
 
 // errWebPMux: a WebP the muxer cannot tag (not RIFF/WEBP, or chunks that

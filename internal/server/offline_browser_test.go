@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cachestorage"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/indexeddb"
+	"github.com/chromedp/cdproto/serviceworker"
+	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
 
 	"ndiro/internal/apptest"
@@ -320,4 +323,138 @@ func outboxEntries(t *testing.T, ctx context.Context, origin string) int {
 		t.Fatal(err)
 	}
 	return len(data.ObjectStoreDataEntries)
+}
+
+// TestBrowserOutboxOnlineAndSync: the two ways a queued meal leaves
+// without a visit. With the page open, the browser's "online" event
+// sends it (outbox.js listens for it); with no page open, the service
+// worker's "sync" event (Background Sync, tag "ndiro-outbox", dispatched
+// through DevTools as the browser does when the network returns) sends
+// it. Each is saved exactly once, with its photo.
+func TestBrowserOutboxOnlineAndSync(t *testing.T) {
+	t.Parallel()
+	app, net, ctx := offlineApp(t, "admin@example.com")
+	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
+	day := time.Now().AddDate(0, 0, -1).Format(time.DateOnly)
+
+	// "online" with the page open.
+	tab, closeTab := chromedp.NewContext(ctx)
+	net.down.Store(true)
+	if err := chromedp.Do(tab, chromedp.Navigate(app.URL+"/meals/new"), chromedp.WaitVisible(chromedp.CSS(`#offline-note`)),
+		addOffline(photo, day, "08:10", "sent on online", 1)); err != nil {
+		t.Fatalf("queue offline: %v", err)
+	}
+	net.down.Store(false)
+	err := chromedp.Do(tab,
+		chromedp.Evaluate[chromedp.Void](`window.dispatchEvent(new Event("online"))`),
+		poll(`(async () => document.getElementById("outbox-badge").hidden && (await NdiroOutbox.all()).length === 0)()`))
+	if err != nil {
+		t.Fatalf("the online event did not empty the outbox: %v", err)
+	}
+
+	// "sync" with no page of the app open.
+	net.down.Store(true)
+	if err := chromedp.Do(tab, chromedp.Navigate(app.URL+"/meals/new"), chromedp.WaitVisible(chromedp.CSS(`#offline-note`)),
+		addOffline(photo, day, "19:20", "sent on sync", 1)); err != nil {
+		t.Fatalf("queue offline again: %v", err)
+	}
+	regs := chromedp.Events(tab, serviceworker.WorkerRegistrationUpdated)
+	if _, err := chromedp.Call(tab, serviceworker.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	var reg serviceworker.RegistrationID
+	for ev, err := range regs {
+		if err != nil {
+			t.Fatalf("service worker registrations: %v", err)
+		}
+		for _, r := range ev.Registrations {
+			if !r.IsDeleted && strings.HasPrefix(r.ScopeURL, app.URL) {
+				reg = r.RegistrationID
+			}
+		}
+		if reg != "" {
+			break
+		}
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(mealsOf(t, app, "admin@example.com")); n != 1 {
+		t.Fatalf("%d meals on the server before the sync, want the first one", n)
+	}
+	net.down.Store(false)
+	if _, err := chromedp.Call(tab, serviceworker.DispatchSyncEvent,
+		serviceworker.DispatchSyncEventParams{Origin: app.URL, RegistrationID: reg, Tag: "ndiro-outbox"}); err != nil {
+		t.Fatalf("dispatch the sync event: %v", err)
+	}
+	// No page is open to send it: the meal reaches the server from the
+	// worker, or not at all. (A page opened now would send it itself.)
+	deadline := time.Now().Add(waitLong)
+	for len(mealsOf(t, app, "admin@example.com")) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sync event sent nothing in %v; %s", waitLong, workerState(tab))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(app.URL+"/meals/new"),
+		poll(`(async () => (await NdiroOutbox.all()).length === 0)()`)); err != nil {
+		t.Fatalf("after the sync the outbox is not empty: %v", err)
+	}
+	closeTab()
+
+	var got []string
+	for _, m := range mealsOf(t, app, "admin@example.com") {
+		if !m.HasPhoto() {
+			t.Errorf("meal %q has no photo", m.Notes)
+		}
+		got = append(got, m.Time+" "+m.Notes)
+	}
+	sort.Strings(got)
+	if want := []string{"08:10:00 sent on online", "19:20:00 sent on sync"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("saved meals %q, want exactly once each %q", got, want)
+	}
+}
+
+// TestBrowserOutboxSignInAgain: a meal queued while signed in, sent once
+// the session has ended (its cookie gone, as after it expires), is not
+// lost: the outbox marks it waiting for a sign-in and links to one, and
+// signing in again as the same person sends it, exactly once.
+func TestBrowserOutboxSignInAgain(t *testing.T) {
+	t.Parallel()
+	const email = "admin@example.com"
+	app, net, ctx := offlineApp(t, email)
+	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
+	day := time.Now().AddDate(0, 0, -1).Format(time.DateOnly)
+	net.down.Store(true)
+	if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+"/meals/new"), chromedp.WaitVisible(chromedp.CSS(`#offline-note`)),
+		addOffline(photo, day, "13:30", "after the session ended", 1)); err != nil {
+		t.Fatalf("queue offline: %v", err)
+	}
+	if _, err := chromedp.CallBrowser(ctx, storage.ClearCookies, storage.ClearCookiesParams{}); err != nil {
+		t.Fatalf("clear cookies: %v", err)
+	}
+	net.down.Store(false)
+	err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`window.dispatchEvent(new Event("online"))`),
+		poll(`(async () => { const es = await NdiroOutbox.all();
+			return es.length === 1 && es[0].state === "signin" && !!document.querySelector("#outbox a.outbox-signin"); })()`))
+	if err != nil {
+		t.Fatalf("the ended session is not asked for: %v", err)
+	}
+	if n := len(mealsOf(t, app, email)); n != 0 {
+		t.Fatalf("%d meals saved without a session", n)
+	}
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#outbox a.outbox-signin").getAttribute("href")`))
+	if err != nil || href != "/login?next=%2Fmeals%2Fnew" {
+		t.Errorf("sign-in link = %q (%v), want /login?next=%%2Fmeals%%2Fnew", href, err)
+	}
+	err = chromedp.Do(ctx, app.BrowserSignIn(email), chromedp.Navigate(app.URL+"/meals/new"),
+		poll(`(async () => document.getElementById("outbox-badge").hidden && (await NdiroOutbox.all()).length === 0)()`))
+	if err != nil {
+		t.Fatalf("signed in again, the outbox did not empty: %v", err)
+	}
+	ms := mealsOf(t, app, email)
+	if len(ms) != 1 || ms[0].Notes != "after the session ended" || ms[0].Time != "13:30:00" || !ms[0].HasPhoto() {
+		t.Errorf("saved meals %+v, want the queued one once, with its photo", ms)
+	}
 }

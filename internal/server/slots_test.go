@@ -77,13 +77,17 @@ func TestBrowserSlots(t *testing.T) {
 		meal.Comment{ID: meal.NewCommentID(time.Now()), ShareID: share.ID(sh.Token), Label: sh.Label, Text: "Lovely", At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	pages := []struct{ name, path, sel string }{
-		{"month grid", "/meals?month=" + browserMonth, "ul.grid img"},
-		{"meal page", m.DetailURL(), ".detail-body img"},
-		{"day strip", "/s/" + sh.Token, "ul.strip img"},
-		{"week table", "/s/" + sh.Token + "/week?start=" + browserMonth + "-01", "table.week img"},
-		{"recipient's meal page", "/s/" + sh.Token + "/meals/" + m.Date + "/" + m.ID, ".detail-body img"},
-		{"link's comments", "/shares/" + sh.Token + "/comments", ".commented-meal img"},
+	// click, when set, is clicked once the page has loaded: the denser
+	// grid's switch in place must change the sizes with the cells.
+	pages := []struct{ name, path, sel, click string }{
+		{"month grid", "/meals?grid=normal&month=" + browserMonth, "ul.grid img", ""},
+		{"denser grid", "/meals?grid=dense&month=" + browserMonth, "ul.grid img", ""},
+		{"denser grid switched in place", "/meals?grid=normal&month=" + browserMonth, "ul.grid img", "[data-grid-toggle]"},
+		{"meal page", m.DetailURL(), ".detail-body img", ""},
+		{"day strip", "/s/" + sh.Token, "ul.strip img", ""},
+		{"week table", "/s/" + sh.Token + "/week?start=" + browserMonth + "-01", "table.week img", ""},
+		{"recipient's meal page", "/s/" + sh.Token + "/meals/" + m.Date + "/" + m.ID, ".detail-body img", ""},
+		{"link's comments", "/shares/" + sh.Token + "/comments", ".commented-meal img", ""},
 	}
 	ctx := browser(t)
 	signInBrowser(t, ctx, app, owner)
@@ -102,6 +106,12 @@ func TestBrowserSlots(t *testing.T) {
 		for _, p := range pages {
 			if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+p.path)); err != nil {
 				t.Fatal(err)
+			}
+			if p.click != "" {
+				dense, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf("document.querySelector(%q).click(), document.querySelector('.days').classList.contains('dense')", p.click)))
+				if err != nil || !dense {
+					t.Fatalf("%s, %s: clicking %s: dense %v, %v", vp.name, p.name, p.click, dense, err)
+				}
 			}
 			got, err := chromedp.Run(ctx, chromedp.Evaluate[[]slotWidth](fmt.Sprintf("%s(%q)", slotCheck, p.sel)))
 			if err != nil {

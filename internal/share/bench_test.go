@@ -73,17 +73,17 @@ func BenchmarkRecipientPhoto(b *testing.B) {
 				req.Header.Set("If-None-Match", tc.inm)
 			}
 			b.Run(cp.name+"-"+tc.name, func(b *testing.B) {
-				w := &benchSink{}
+				w := &apptest.Sink{}
 				serve := func(h http.Handler) time.Duration {
-					w.reset()
+					w.Reset()
 					// The link's photo allowance refilled by one, off the
 					// clock: the benchmark is not a flood.
 					app.Clock.Advance(share.PhotoEvery)
 					start := time.Now()
 					h.ServeHTTP(w, req)
 					d := time.Since(start)
-					if w.code != tc.want {
-						b.Fatalf("status %d, want %d", w.code, tc.want)
+					if w.Code != tc.want {
+						b.Fatalf("status %d, want %d", w.Code, tc.want)
 					}
 					return d
 				}
@@ -142,31 +142,4 @@ func giveCopies(b *testing.B, app *apptest.App, m *meal.Meal, sizes ...photo.Siz
 		b.Fatal(err)
 	}
 	return sizes
-}
-
-// benchSink is the ResponseWriter of the benchmark: a fresh header map
-// per request, as net/http's server gives each, and the body copied into
-// a buffer reused across requests.
-type benchSink struct {
-	h    http.Header
-	code int
-	body []byte
-}
-
-func (s *benchSink) reset() { s.h, s.code, s.body = http.Header{}, 0, s.body[:0] }
-
-func (s *benchSink) Header() http.Header { return s.h }
-
-func (s *benchSink) WriteHeader(code int) {
-	if s.code == 0 {
-		s.code = code
-	}
-}
-
-func (s *benchSink) Write(p []byte) (int, error) {
-	if s.code == 0 {
-		s.code = http.StatusOK
-	}
-	s.body = append(s.body, p...)
-	return len(p), nil
 }
