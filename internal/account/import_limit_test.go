@@ -1,11 +1,13 @@
 package account_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -84,5 +86,53 @@ func TestImportLimits(t *testing.T) {
 		if u := row(t, app); u.Import != nil {
 			t.Errorf("%s: users row has an import: %+v", tc.name, u.Import)
 		}
+	}
+}
+
+// TestImportOneAtATime: while an import runs, a second zip is a 409
+// naming the running one, and nothing of it is staged; past ImportBurst
+// zips in a burst, the next is a 429.
+func TestImportOneAtATime(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	c := app.Client()
+	c.SignIn(adminEmail)
+	uid := localenv.Subject(adminEmail)
+	sound := buildZip(t, hostileMeals(""), entry{name: "photos/2026-09-01/p.jpg", body: fixture(t, "small.jpg")})
+	started, goOn := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	app.Imports.SetPace(1, func(ctx context.Context, i int) {
+		once.Do(func() { close(started) })
+		select {
+		case <-goOn:
+		case <-ctx.Done():
+		}
+	})
+	if resp := postImport(c, sound); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("first import = %d; %s", resp.StatusCode, resp.Text("main"))
+	}
+	<-started
+	resp := postImport(c, sound)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(resp.Text("main"), "running") {
+		t.Errorf("second import while the first runs = %d %q; want 409", resp.StatusCode, resp.Text("main"))
+	}
+	if keys := objectsOf(t, app, "pending/"+uid); len(keys) != 1 {
+		t.Errorf("staged objects = %v; want the first import's only", keys)
+	}
+	close(goOn)
+	if err := app.Imports.Wait(t.Context(), uid); err != nil {
+		t.Fatal(err)
+	}
+	// Two sent so far; the burst's rest are refused zips (empty files).
+	for range account.ImportBurst - 2 {
+		if resp := postImport(c, nil); resp.StatusCode != http.StatusUnprocessableEntity {
+			t.Fatalf("empty zip = %d; want 422", resp.StatusCode)
+		}
+	}
+	if resp := postImport(c, sound); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("zip %d of a burst = %d; want 429", account.ImportBurst+1, resp.StatusCode)
+	}
+	if ms, err := app.Meals.All(t.Context(), uid); err != nil || len(ms) != 1 {
+		t.Errorf("meals = %d, %v; want the first import's 1", len(ms), err)
 	}
 }

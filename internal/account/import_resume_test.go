@@ -115,9 +115,10 @@ func TestImportClaimsBeforePhoto(t *testing.T) {
 	c.SignIn(adminEmail)
 	uid := localenv.Subject(adminEmail)
 	first, goOn := make(chan struct{}), make(chan struct{})
+	var firstOnce sync.Once
 	app.Imports.SetPace(1, func(ctx context.Context, i int) {
 		if i == 0 {
-			close(first)
+			firstOnce.Do(func() { close(first) })
 			select {
 			case <-goOn:
 			case <-ctx.Done():
