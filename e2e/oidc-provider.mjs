@@ -38,6 +38,8 @@ const accounts = {
   'acct-friend-2b9d': { email: 'friend@example.com', email_verified: true, name: 'Fred Friend' },
   'acct-stranger-5f03': { email: 'stranger@example.com', email_verified: true, name: 'Sam Stranger' },
   'acct-unverified-9a44': { email: 'unverified@example.com', email_verified: false, name: 'Una Unverified' },
+  // The owner of a diary migrated from local mode (migrate_test.go).
+  'acct-migrant-3e8a': { email: 'migrant@example.com', email_verified: true, name: 'Mia Migrant' },
 };
 
 // A signing key made for this run only.

@@ -131,6 +131,12 @@ func (m *Main) repairPhotos(ctx context.Context, meals *meal.Store, photos *phot
 // the tables and the bucket are there; a backend that does not answer
 // within its budget stops start-up with a message naming it.
 func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *storage.Bounds) (server.Backends, error) {
+	return m.awsStorage(ctx, tables, bounds, true)
+}
+
+// awsStorage is awsBackends; writer false takes no lease and gates no
+// write (ndiro migrate --dry-run, which only reads).
+func (m *Main) awsStorage(ctx context.Context, tables dynamo.Tables, bounds *storage.Bounds, writer bool) (server.Backends, error) {
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(m.cfg.Region))
 	if err != nil {
 		return server.Backends{}, fmt.Errorf("aws config: %w", err)
@@ -148,12 +154,16 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *st
 	if err := dynamo.CheckTables(ctx, leaseDB, tables); err != nil {
 		return server.Backends{}, startupFailed(err, "DynamoDB", "AWS_REGION or AWS_ENDPOINT_URL_DYNAMODB")
 	}
-	l, err := m.acquireLease(ctx, leaseDB, tables)
-	if err != nil {
-		return server.Backends{}, err
+	gateDB, gateS3 := func(*dynamodb.Options) {}, func(*s3.Options) {}
+	if writer {
+		l, err := m.acquireLease(ctx, leaseDB, tables)
+		if err != nil {
+			return server.Backends{}, err
+		}
+		b.Lease, b.WriteHealth = l, l.Err // no lease: writes refused early (503)
+		gateDB, gateS3 = l.DynamoDB, l.S3
 	}
-	b.Lease, b.WriteHealth = l, l.Err // no lease: writes refused early (503)
-	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, dynamoCompat, bounds.DynamoDB, m.metrics.DynamoDB, l.DynamoDB)
+	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, dynamoCompat, bounds.DynamoDB, m.metrics.DynamoDB, gateDB)
 	b.S3 = s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if compatible("S3") {
 			// An S3-compatible server: path-style addressing, and no
@@ -162,7 +172,7 @@ func (m *Main) awsBackends(ctx context.Context, tables dynamo.Tables, bounds *st
 			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 		}
-	}, bounds.S3, m.metrics.S3, l.S3)
+	}, bounds.S3, m.metrics.S3, gateS3)
 	if err := photo.CheckBucket(ctx, b.S3, b.Bucket); err != nil {
 		return server.Backends{}, startupFailed(err, "S3", "AWS_REGION or AWS_ENDPOINT_URL_S3")
 	}
@@ -192,7 +202,7 @@ func (m *Main) acquireLease(ctx context.Context, db *dynamodb.Client, tables dyn
 	}
 	l, err := lease.New(lease.Dynamo{DB: db, Table: tables.Users.Name, PK: "user_id", Key: user.LeaseKey}, lease.Options{
 		TTL: m.cfg.Lease.TTL, Renew: m.cfg.Lease.Renew, Guard: m.cfg.LeaseGuard(),
-		Holder: fmt.Sprintf("%s pid %d", host, os.Getpid()), Log: m.log,
+		Holder: fmt.Sprintf("%s pid %d%s", host, os.Getpid(), m.holderNote), Log: m.log,
 	})
 	if err != nil {
 		return nil, err

@@ -30,6 +30,9 @@ type Main struct {
 	metrics *metrics.Metrics
 	// closers release what Run opened, in the order opened.
 	closers []func()
+	// holderNote follows host and process ID in the lease's holder
+	// (" (ndiro migrate)"), so a refused start says what holds it.
+	holderNote string
 }
 
 func newMain(cfg config.Config, getenv func(string) string, stdout io.Writer) *Main {
@@ -95,6 +98,12 @@ func (m *Main) Run(ctx context.Context) error {
 		m.log.Error("imports not resumed", "err", err)
 	} else if n > 0 {
 		m.log.Info("imports resumed", "count", n)
+	}
+	// So are moves of accounts to a new subject.
+	if n, err := app.Moves.ResumeAll(ctx); err != nil {
+		m.log.Error("account moves not resumed", "err", err)
+	} else if n > 0 {
+		m.log.Info("account moves resumed", "count", n)
 	}
 	var seeded *demo.Result
 	if m.cfg.Demo {

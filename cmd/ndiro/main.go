@@ -130,6 +130,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 //     encoder processes ndiro starts itself: requests on stdin, answers
 //     on stdout (photo.RunHEICWorker, photo.RunWebPWorker). They read no
 //     configuration.
+//   - "migrate --from-data-dir DIR [--dry-run]" copies a local mode
+//     data dir into AWS mode's tables and bucket (migrateCommand;
+//     --help says what it copies).
 //   - "healthcheck [-container]" asks a running ndiro's /healthz on
 //     NDIRO_ADDR and fails unless it answers 200: the container's health
 //     check, which needs no shell or curl in the image (healthcheck.Run).
@@ -141,6 +144,8 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 		return photo.RunHEICWorker(os.Stdin, os.Stdout)
 	case "webp-worker":
 		return photo.RunWebPWorker(os.Stdin, os.Stdout)
+	case "migrate":
+		return migrateCommand(ctx, args[1:], getenv, stdout, os.Stderr)
 	case "healthcheck":
 		cfg, err := config.Load(getenv)
 		if err != nil {
@@ -148,7 +153,7 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return healthcheck.Run(ctx, cfg.Addr, args[1:])
 	}
-	return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro version\" or \"ndiro healthcheck\" (\"ndiro heic-worker\" and \"ndiro webp-worker\" are started by ndiro itself)", args[0])
+	return fmt.Errorf("unknown command %q; run ndiro with no arguments to serve, or \"ndiro version\", \"ndiro healthcheck\" or \"ndiro migrate\" (\"ndiro heic-worker\" and \"ndiro webp-worker\" are started by ndiro itself)", args[0])
 }
 
 // newLogger is the one logger of a run: JSON lines in server and AWS

@@ -83,7 +83,11 @@ func (h *Handler) AdminDelete(w http.ResponseWriter, r *http.Request) error {
 		p.Err = "Type the account's email address exactly as shown to confirm. Nothing was deleted."
 		return h.renderDelete(w, r, http.StatusUnprocessableEntity, p)
 	}
-	if _, err := h.deleter.Start(r.Context(), target.ID); err != nil {
+	_, err = h.deleter.Start(r.Context(), target.ID)
+	if errors.Is(err, user.ErrState) {
+		return errMoving // claimed by a sign-in meanwhile
+	}
+	if err != nil {
 		return err
 	}
 	web.SetFlash(w, "Deleting "+target.Email+"'s account and all its data.")
@@ -127,8 +131,16 @@ func (h *Handler) adminTarget(r *http.Request) (*user.User, error) {
 	if target.Deleting() {
 		return nil, web.Errorf(http.StatusConflict, "Already being deleted", "This account is already being deleted.")
 	}
+	if target.Moving() {
+		return nil, errMoving
+	}
 	return target, nil
 }
+
+// errMoving refuses to delete either row of an account moving to a new
+// sign-in: the move copies and deletes rows of both IDs, and would bring
+// back what a deletion took.
+var errMoving = web.Errorf(http.StatusConflict, "Account moving", "This account is moving to a new sign-in. Delete it once the move is done: the users list shows it active again.")
 
 // userIDParam reads the {user_id} URL parameter, which the admin pages
 // path-escape (OIDC subjects may hold any character).

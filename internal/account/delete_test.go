@@ -2,6 +2,7 @@ package account_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image/color"
 	"log/slog"
@@ -545,5 +546,32 @@ func TestDeletionStopsWithTheServer(t *testing.T) {
 	}
 	if d := cmp.Diff(map[string]int{"meals": 0, "objects": 0, "shares": 0, "invites": 0}, w.holdings(t, w.id)); d != "" {
 		t.Errorf("after the resume (-want +got):\n%s", d)
+	}
+}
+
+// TestDeleteMarkedAccount: deleting an account waiting for its owner
+// removes the item that names it by email, so no later sign-in with that
+// email finds it and the email can be marked again.
+func TestDeleteMarkedAccount(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	if err := w.app.Users.MarkAwaitingOwner(ctx, w.id, w.app.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w.deleteVictim(t)
+	out, err := w.app.Env.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(w.app.Tables.Users.Name),
+		Key:            map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: user.OwnerEmailPrefix + victimEmail}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Item != nil {
+		t.Errorf("the deleted account's email item is still there: %v", out.Item)
+	}
+	if _, err := w.app.Users.FindAwaitingOwner(ctx, victimEmail); !errors.Is(err, user.ErrNotFound) {
+		t.Errorf("FindAwaitingOwner after the deletion = %v, want ErrNotFound", err)
 	}
 }

@@ -28,7 +28,7 @@ const (
 	StepShares   Step = "shares"   // every share link of the user
 	StepInvites  Step = "invites"  // invites they created that nobody claimed, the one they signed up with
 	StepSessions Step = "sessions" // the key items of their sessions (user.Sessions.DeleteKeys)
-	StepUser     Step = "user"     // the users row itself, and the sessions on it
+	StepUser     Step = "user"     // the mark of an account waiting for its owner, then the users row itself and the sessions on it
 )
 
 // Steps lists every Step in order.
@@ -42,6 +42,7 @@ type (
 		MarkDeleting(ctx context.Context, id, firstStep string, now time.Time) (*user.User, error)
 		SetDeletionProgress(ctx context.Context, id, step, lastErr string) error
 		ListDeleting(ctx context.Context) ([]user.User, error)
+		ClearAwaitingOwner(ctx context.Context, id string) error
 		Delete(ctx context.Context, id string) error
 	}
 	photoDeleter interface {
@@ -381,6 +382,12 @@ func (dl *Deleter) step(ctx context.Context, st Step, userID string) (int, error
 	case StepSessions:
 		return dl.d.Sessions.DeleteKeys(ctx, userID)
 	case StepUser:
+		// The email item of a marked account names the row: it goes
+		// first, so no sign-in finds the account it names once the row
+		// is gone (user.Store.FindAwaitingOwner would refuse it anyway).
+		if err := dl.d.Users.ClearAwaitingOwner(ctx, userID); err != nil {
+			return 0, err
+		}
 		return 1, dl.d.Users.Delete(ctx, userID)
 	}
 	return 0, fmt.Errorf("unknown step %q", st)

@@ -4,6 +4,7 @@ package admin
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"sort"
@@ -25,6 +26,7 @@ type Handler struct {
 	deleting func(userID string) bool
 	now      func() time.Time
 	fixed    func(email string) bool
+	log      *slog.Logger
 }
 
 // Deps are the Handler's collaborators.
@@ -41,11 +43,13 @@ type Deps struct {
 	// accounts are admins by configuration, and no admin can demote or
 	// disable them from these pages.
 	IsAdminEmail func(email string) bool
+	// Log receives the audit lines of marks to move (MarkMove).
+	Log *slog.Logger
 }
 
 // NewHandler returns the admin pages.
 func NewHandler(d Deps) *Handler {
-	return &Handler{users: d.Users, pages: d.Pages, monitor: d.Monitor, deleting: d.DeletionRunning, now: d.Now, fixed: d.IsAdminEmail}
+	return &Handler{users: d.Users, pages: d.Pages, monitor: d.Monitor, deleting: d.DeletionRunning, now: d.Now, fixed: d.IsAdminEmail, log: d.Log}
 }
 
 // userRow is one line of the users page.

@@ -68,6 +68,7 @@ type Handler struct {
 	proxyHeader  string
 	signIns      *limit.Limiter // sign-in starts, per client address
 	inviteMisses *limit.Limiter // unknown invite tokens, per client address
+	moves        SignUpMoves
 }
 
 // Deps are the Handler's collaborators.
@@ -98,6 +99,9 @@ type Deps struct {
 	// InviteMisses limits unknown invite tokens per client address
 	// (invite.NewMissLimiter), shared with the invite landing page.
 	InviteMisses *limit.Limiter
+	// Moves moves an account waiting for its owner to the subject that
+	// signs in for it (account.Mover); nil matches no account by email.
+	Moves SignUpMoves
 }
 
 // NewHandler fetches the provider's discovery document and returns the
@@ -140,5 +144,6 @@ func NewHandler(ctx context.Context, p Provider, d Deps) (*Handler, error) {
 		proxyHeader:   d.TrustedProxyHeader,
 		signIns:       limit.New(limit.Rule{Every: SignInEvery, Burst: SignInBurst, MaxKeys: limitKeys}, d.Now),
 		inviteMisses:  d.InviteMisses,
+		moves:         d.Moves,
 	}, nil
 }

@@ -174,7 +174,7 @@ func (h *Handler) identify(ctx context.Context, code string, a attempt) (Newcome
 		return Newcomer{}, &web.Error{Status: http.StatusForbidden, Title: "Email not verified", Msg: "Your email address is not verified at " + h.name + ". Verify it there, then sign in again."}
 	}
 	name, _ := user.CleanName(c.Name) // a name we cannot show is no name
-	return Newcomer{Sub: idt.Subject, Email: strings.ToLower(c.Email), Name: name}, nil
+	return Newcomer{Sub: idt.Subject, Email: strings.ToLower(c.Email), Name: name, EmailVerified: c.EmailVerified}, nil
 }
 
 // userinfo reads the email claims of sub from the provider's userinfo
@@ -202,11 +202,11 @@ func (h *Handler) userinfo(ctx context.Context, tok *oauth2.Token, sub string) (
 func (h *Handler) account(ctx context.Context, w http.ResponseWriter, n Newcomer, inviteTok string) (*user.User, error) {
 	u, err := h.users.Get(ctx, n.Sub)
 	if errors.Is(err, user.ErrNotFound) {
-		u, created, err := SignUp(ctx, SignUpDeps{Users: h.users, Invites: h.invites, IsAdminEmail: h.isAdmin, Now: h.now()}, n, inviteTok)
+		u, created, err := SignUp(ctx, SignUpDeps{Users: h.users, Invites: h.invites, IsAdminEmail: h.isAdmin, Moves: h.moves, Now: h.now()}, n, inviteTok)
 		if err != nil {
 			return nil, signUpPage(err, inviteTok)
 		}
-		if created {
+		if created && !u.Moving() {
 			h.log.Info("user signed up", "user_id", u.ID, "role", string(u.Role))
 		}
 		return u, nil
@@ -222,9 +222,13 @@ func (h *Handler) account(ctx context.Context, w http.ResponseWriter, n Newcomer
 }
 
 // signInRefusal is the page for an account that may not sign in (being
-// deleted, or disabled by an admin), nil for one that may.
+// deleted, disabled by an admin, or the old row of a move), nil for one
+// that may. The new row of a move signs in: the guard shows it the
+// moving page until the move is done.
 func signInRefusal(u *user.User) error {
 	switch {
+	case u.Moving() && u.MoveFrom == "":
+		return &web.Error{Status: http.StatusForbidden, Title: "Account moved", Msg: "This account is moving to a new sign-in, so it can no longer sign in this way. Sign in with the new one to reach it."}
 	case u.Deleting():
 		return &web.Error{Status: http.StatusForbidden, Title: "Account being deleted", Msg: "This account is being deleted and can no longer sign in."}
 	case u.Disabled():

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"ndiro/internal/storage"
 	"ndiro/internal/user"
@@ -63,9 +65,10 @@ type admitted struct {
 }
 
 // admit is the guard's rule, however s is read: a session without a user
-// ID is sent to sign in; one whose users row is missing or not active
-// (deleting, disabled) is ended, then sent to sign in; anyone else is let
-// in, with a copy of their row if row is set. It returns the zero
+// ID is sent to sign in; one whose users row is the new row of a move
+// not finished gets the moving page (movingPage), its session kept; one
+// whose row is missing or not active (deleting, disabled, the old row of
+// a move) is ended, then sent to sign in; anyone else is let in, with a copy of their row if row is set. It returns the zero
 // admitted and no error once it has answered the request itself, and a
 // store failure as an error.
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request, s session, row bool) (admitted, error) {
@@ -93,6 +96,18 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, s session, row b
 	} else {
 		active, err = h.users.Active(r.Context(), id)
 	}
+	if err == nil && !active {
+		// The new row of a move keeps its session: the owner waits on
+		// the moving page until their diary is there.
+		if u := g.row; u != nil || !row {
+			if u == nil {
+				u, err = h.users.Get(r.Context(), id)
+			}
+			if err == nil && u.Moving() && u.MoveFrom != "" {
+				return admitted{}, h.movingPage(w, r)
+			}
+		}
+	}
 	switch {
 	case errors.Is(err, user.ErrNotFound), err == nil && !active:
 		// The row refuses the account whatever happens to the session:
@@ -107,6 +122,34 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, s session, row b
 		return admitted{}, err
 	}
 	return g, nil
+}
+
+// movingPage answers r, from an owner whose account is moving to their
+// new sign-in (user.StatusMoving): a page saying so that reloads itself
+// every MovingRefresh, so the diary shows once the move is done. A GET
+// or HEAD gets it with 200; anything else (a write, a page script's
+// request) 503 with Retry-After, as nothing can be saved meanwhile.
+func (h *Handler) movingPage(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Cache-Control", "no-store")
+	status := http.StatusOK
+	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || web.Scripted(r) {
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", strconv.Itoa(int(MovingRefresh/time.Second)))
+	}
+	return h.pages.Render(w, r, status, "auth/moving", &movingPage{
+		Base:    web.Base{Title: "Moving your diary"},
+		Refresh: int(MovingRefresh / time.Second),
+	})
+}
+
+// MovingRefresh is how often the moving page reloads itself.
+const MovingRefresh = 5 * time.Second
+
+// movingPage is the page an owner sees while their account moves.
+type movingPage struct {
+	web.Base
+	// Refresh is the seconds between reloads.
+	Refresh int
 }
 
 // toLogin sends r to sign in, to come back to r's URL afterwards if it is

@@ -26,12 +26,23 @@ type Newcomer struct {
 	// Name is the display name the provider sent, cleaned
 	// (user.CleanName); "" if none.
 	Name string
+	// EmailVerified is the provider's email_verified claim: only a
+	// verified email reaches an account waiting for its owner.
+	EmailVerified bool
 }
 
 // SignUpUsers is what SignUp needs of the users table (user.Store).
 type SignUpUsers interface {
 	Create(ctx context.Context, u *user.User) error
 	Get(ctx context.Context, id string) (*user.User, error)
+	FindAwaitingOwner(ctx context.Context, email string) (*user.User, error)
+}
+
+// SignUpMoves starts the move of an account waiting for its owner to a
+// new subject (account.Mover.Start): it returns the new row, moving, or
+// user.ErrClaimed if another subject took the account first.
+type SignUpMoves interface {
+	Start(ctx context.Context, old *user.User, newID string) (*user.User, error)
 }
 
 // SignUpInvites is what SignUp needs of the invites table (invite.Store).
@@ -46,6 +57,9 @@ type SignUpDeps struct {
 	Invites SignUpInvites
 	// IsAdminEmail reports whether an email is in ADMIN_EMAILS.
 	IsAdminEmail func(email string) bool
+	// Moves moves a marked account to the newcomer; nil matches no
+	// account by email.
+	Moves SignUpMoves
 	// Now is the time of the sign-up: the invite's expiry is checked
 	// against it and the row's created_at is it, in UTC.
 	Now time.Time
@@ -65,11 +79,22 @@ type SignUpDeps struct {
 // someone not in ADMIN_EMAILS is looked up as an invite's claimer
 // (invite.Store.FindClaimed).
 //
-// Errors: ErrInviteNeeded for no invite; the invite's refusal for one that
+// First, though: a newcomer whose verified email (n.EmailVerified) is
+// that of an account waiting for its owner (user.Store.FindAwaitingOwner,
+// which matches marked accounts only, never any other) needs no invite:
+// that account moves to n.Sub (d.Moves.Start), and the new row, moving,
+// is returned with created true; an invite the sign-in came with is left
+// unclaimed. An unverified email is never matched.
+//
+// Errors: ErrInviteNeeded for no invite; user.ErrClaimed for a marked
+// account another subject claimed first; the invite's refusal for one that
 // cannot be used (wrapped; invite.Refused reports it: ErrNotFound,
 // ErrExpired, ErrClaimed, ErrRevoked, ErrWrongEmail); any other is a store
 // failure. Nothing is written on a refusal.
 func SignUp(ctx context.Context, d SignUpDeps, n Newcomer, inviteTok string) (u *user.User, created bool, err error) {
+	if u, err := moveMarked(ctx, d, n); u != nil || err != nil {
+		return u, u != nil, err
+	}
 	admin := d.IsAdminEmail(n.Email)
 	if inviteTok == "" && !admin {
 		if inviteTok, err = claimedBefore(ctx, d.Invites, n.Sub); err != nil {
@@ -107,6 +132,27 @@ func SignUp(ctx context.Context, d SignUpDeps, n Newcomer, inviteTok string) (u 
 	return u, true, nil
 }
 
+// moveMarked starts the move of the marked account with n's verified
+// email to n.Sub and returns its new row; nil and no error if no marked
+// account has the email (or it is not verified).
+func moveMarked(ctx context.Context, d SignUpDeps, n Newcomer) (*user.User, error) {
+	if d.Moves == nil || !n.EmailVerified || n.Email == "" {
+		return nil, nil
+	}
+	marked, err := d.Users.FindAwaitingOwner(ctx, n.Email)
+	if errors.Is(err, user.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("auth: sign up: %w", err)
+	}
+	u, err := d.Moves.Start(ctx, marked, n.Sub)
+	if err != nil {
+		return nil, fmt.Errorf("auth: sign up: %w", err)
+	}
+	return u, nil
+}
+
 // claimedBefore returns the token of the invite sub claimed in an earlier,
 // unfinished sign-up, "" if none.
 func claimedBefore(ctx context.Context, invites SignUpInvites, sub string) (string, error) {
@@ -124,6 +170,9 @@ func claimedBefore(ctx context.Context, invites SignUpInvites, sub string) (stri
 // invite the sign-in came with); any other error passes through.
 func signUpPage(err error, inviteTok string) error {
 	switch {
+	case errors.Is(err, user.ErrClaimed):
+		return &web.Error{Status: http.StatusConflict, Title: "Account already moving",
+			Msg: "The account with your email address is being moved to another sign-in already, so it cannot be yours here. If that was not you, tell whoever runs this site.", Err: err}
 	case errors.Is(err, ErrInviteNeeded):
 		return &web.Error{Status: http.StatusForbidden, Title: "You need an invite",
 			Msg: "ndiro is invite-only. Ask someone who uses it to send you an invite link, then open that link to sign up."}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 type fakeUsers struct {
 	rows      map[string]user.User
 	createErr error
+	findErr   error
 }
 
 func (f *fakeUsers) Create(_ context.Context, u *user.User) error {
@@ -30,6 +32,20 @@ func (f *fakeUsers) Create(_ context.Context, u *user.User) error {
 	}
 	f.rows[u.ID] = *u
 	return nil
+}
+
+// FindAwaitingOwner is the store's rule: a row marked as waiting for its
+// owner whose email is email, case-insensitively.
+func (f *fakeUsers) FindAwaitingOwner(_ context.Context, email string) (*user.User, error) {
+	if f.findErr != nil {
+		return nil, f.findErr
+	}
+	for _, u := range f.rows {
+		if u.AwaitingOwner != nil && strings.EqualFold(u.Email, email) {
+			return &u, nil
+		}
+	}
+	return nil, fmt.Errorf("user: find awaiting owner: %w", user.ErrNotFound)
 }
 
 func (f *fakeUsers) Get(_ context.Context, id string) (*user.User, error) {
@@ -172,6 +188,7 @@ func TestSignUpPage(t *testing.T) {
 		passedThough bool
 	}{
 		{"no invite", ErrInviteNeeded, "", http.StatusForbidden, "You need an invite", "", false},
+		{"marked account claimed by another", fmt.Errorf("auth: sign up: %w", user.ErrClaimed), "", http.StatusConflict, "Account already moving", "", false},
 		{"expired", fmt.Errorf("auth: sign up: %w", invite.ErrExpired), "tok", http.StatusGone, "Invite expired", "", false},
 		{"for another address", fmt.Errorf("auth: sign up: %w", invite.ErrWrongEmail), "tok", http.StatusForbidden, "Invite is for someone else", "/invite/tok", false},
 		{"for another address, found by claimer", invite.ErrWrongEmail, "", http.StatusForbidden, "Invite is for someone else", "", false},
@@ -191,6 +208,79 @@ func TestSignUpPage(t *testing.T) {
 			}
 			if e.Status != tc.status || e.Title != tc.title || e.Back != tc.back {
 				t.Errorf("signUpPage(%v) = %d %q back %q, want %d %q back %q", tc.err, e.Status, e.Title, e.Back, tc.status, tc.title, tc.back)
+			}
+		})
+	}
+}
+
+// fakeMoves records the moves started and answers with a moving row, or
+// err.
+type fakeMoves struct {
+	started []string // "old -> new"
+	err     error
+}
+
+func (f *fakeMoves) Start(_ context.Context, old *user.User, newID string) (*user.User, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	f.started = append(f.started, old.ID+" -> "+newID)
+	return &user.User{ID: newID, Email: old.Email, Role: old.Role, Status: user.StatusMoving, MoveFrom: old.ID}, nil
+}
+
+// TestSignUpMarked: a newcomer whose verified email is a marked account's
+// moves it, with no invite; an unmarked account with the same email, or
+// an unverified email, is the normal invite-only refusal.
+func TestSignUpMarked(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 9, 1, 14, 0, 0, 0, time.UTC)
+	marked := now.Add(-time.Hour)
+	storeDown := errors.New("store unreachable")
+	for _, tc := range []struct {
+		name     string
+		old      user.User
+		verified bool
+		invite   string
+		findErr  error
+		moveErr  error
+		wantErr  error
+		started  []string
+		claimed  []string
+	}{
+		{name: "marked, verified", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked}, verified: true,
+			started: []string{"local-ana -> sub-1"}},
+		{name: "marked with capitals, verified", old: user.User{ID: "local-ana", Email: "Ana@Example.com", Role: user.RoleOwner, AwaitingOwner: &marked}, verified: true,
+			started: []string{"local-ana -> sub-1"}},
+		{name: "marked, verified, with an invite", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked}, verified: true, invite: "inv-owner",
+			started: []string{"local-ana -> sub-1"}},
+		{name: "marked, not verified", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked}, wantErr: ErrInviteNeeded},
+		{name: "not marked, same email", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner}, verified: true, wantErr: ErrInviteNeeded},
+		{name: "not marked, same email, with an invite", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner}, verified: true, invite: "inv-owner",
+			claimed: []string{"inv-owner"}},
+		{name: "claimed by another meanwhile", old: user.User{ID: "local-ana", Email: "ana@example.com", AwaitingOwner: &marked}, verified: true, moveErr: user.ErrClaimed, wantErr: user.ErrClaimed},
+		{name: "users unreachable", old: user.User{ID: "local-ana", Email: "ana@example.com", AwaitingOwner: &marked}, verified: true, findErr: storeDown, wantErr: storeDown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			users := &fakeUsers{rows: map[string]user.User{tc.old.ID: tc.old}, findErr: tc.findErr}
+			invites := &fakeInvites{claims: map[string]claimResult{"inv-owner": {inv: &invite.Invite{Token: "inv-owner", Role: user.RoleOwner}}}}
+			moves := &fakeMoves{err: tc.moveErr}
+			d := SignUpDeps{Users: users, Invites: invites, Moves: moves, IsAdminEmail: func(string) bool { return false }, Now: now}
+			got, created, err := SignUp(t.Context(), d, Newcomer{Sub: "sub-1", Email: "ana@example.com", EmailVerified: tc.verified}, tc.invite)
+			if !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
+				t.Fatalf("SignUp = %v, want %v", err, tc.wantErr)
+			}
+			if d := cmp.Diff(tc.started, moves.started); d != "" {
+				t.Errorf("moves started (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tc.claimed, invites.claimed); d != "" {
+				t.Errorf("invites claimed (-want +got):\n%s", d)
+			}
+			if tc.started != nil && (got == nil || !created || got.ID != "sub-1" || !got.Moving()) {
+				t.Errorf("SignUp of a marked account's owner = %+v, created %v; want the new row, moving", got, created)
+			}
+			if tc.started == nil && tc.claimed == nil && len(users.rows) != 1 {
+				t.Errorf("a refused sign-up wrote %v", users.rows)
 			}
 		})
 	}

@@ -408,3 +408,62 @@ func (s *Store) Count(ctx context.Context, pace dynamo.Pace, now time.Time) (Cou
 func key(tok string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"invite_token": &types.AttributeValueMemberS{Value: tok}}
 }
+
+// MoveUser gives fromID's invites to toID (the move of an account to a
+// new subject): created_by of the invites they made and claimed_by of the
+// one they signed up with. A strongly consistent paged Scan finds them;
+// each attribute is re-pointed with an UpdateItem conditional on it still
+// naming fromID, so it can be re-run. It returns how many invites it
+// changed.
+func (s *Store) MoveUser(ctx context.Context, fromID, toID string) (int, error) {
+	if fromID == "" || toID == "" {
+		return 0, fmt.Errorf("invite: move user: empty user id")
+	}
+	name := expression.Name
+	filter := name("created_by").Equal(expression.Value(fromID)).Or(name("claimed_by").Equal(expression.Value(fromID)))
+	expr, err := expression.NewBuilder().WithFilter(filter).Build()
+	if err != nil {
+		return 0, fmt.Errorf("invite: move user: %w", err)
+	}
+	all, err := dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		ConsistentRead:            aws.Bool(true),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("invite: move user: %w", err)
+	}
+	moved := 0
+	for _, inv := range all {
+		for _, attr := range []string{"created_by", "claimed_by"} {
+			if (attr == "created_by" && inv.CreatedBy != fromID) || (attr == "claimed_by" && inv.ClaimedBy != fromID) {
+				continue
+			}
+			e, err := expression.NewBuilder().
+				WithCondition(name(attr).Equal(expression.Value(fromID))).
+				WithUpdate(expression.Set(name(attr), expression.Value(toID))).Build()
+			if err != nil {
+				return moved, fmt.Errorf("invite: move user: %w", err)
+			}
+			_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName:                 aws.String(s.table),
+				Key:                       key(inv.Token),
+				UpdateExpression:          e.Update(),
+				ConditionExpression:       e.Condition(),
+				ExpressionAttributeNames:  e.Names(),
+				ExpressionAttributeValues: e.Values(),
+			})
+			switch {
+			case dynamo.IsConditionFailed(err):
+				// Gone (TTL) or moved already.
+			case err != nil:
+				return moved, fmt.Errorf("invite: move user: %w", err)
+			default:
+				moved++
+			}
+		}
+	}
+	return moved, nil
+}

@@ -690,24 +690,9 @@ func (p *persister) open() (err error) {
 	if err != nil {
 		return fmt.Errorf("localenv: read journal %s: %w", p.jPath, err)
 	}
-	records := 0
-	torn, err := readRecords(data, func(off int64, payload []byte) error {
-		records++
-		if err := p.replay(payload); err != nil {
-			return fmt.Errorf("localenv: journal %s: record at byte %d: %w", p.jPath, off, err)
-		}
-		return nil
-	})
-	if d := (*damage)(nil); errors.As(err, &d) {
-		return fmt.Errorf("localenv: journal %s is damaged at byte %d (%s): the writes from there on cannot be trusted; moving the file away starts from the last snapshot, without the writes journaled since", p.jPath, d.offset, d.reason)
-	}
+	records, good, err := p.replayJournal(data)
 	if err != nil {
 		return err
-	}
-	good := int64(len(data))
-	if torn >= 0 {
-		good = torn
-		p.log.Warn("local dynamodb journal ends in a torn record; dropped", "file", p.jPath, "offset", torn, "bytes", int64(len(data))-torn)
 	}
 	j := newJournal(p.jPath, f, p.sync, p.writeFile)
 	if len(data) > 0 {
@@ -741,6 +726,32 @@ func (p *persister) open() (err error) {
 	p.wg.Add(1)
 	go p.folder()
 	return nil
+}
+
+// replayJournal replays the journal's bytes data onto the emulator and
+// returns how many records it replayed and the length of the part that
+// holds whole records (a torn final record is dropped and logged). A
+// journal damaged anywhere else is an error naming the file and offset.
+func (p *persister) replayJournal(data []byte) (records int, good int64, err error) {
+	torn, err := readRecords(data, func(off int64, payload []byte) error {
+		records++
+		if err := p.replay(payload); err != nil {
+			return fmt.Errorf("localenv: journal %s: record at byte %d: %w", p.jPath, off, err)
+		}
+		return nil
+	})
+	if d := (*damage)(nil); errors.As(err, &d) {
+		return 0, 0, fmt.Errorf("localenv: journal %s is damaged at byte %d (%s): the writes from there on cannot be trusted; moving the file away starts from the last snapshot, without the writes journaled since", p.jPath, d.offset, d.reason)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	good = int64(len(data))
+	if torn >= 0 {
+		good = torn
+		p.log.Warn("local dynamodb journal ends in a torn record; dropped", "file", p.jPath, "offset", torn, "bytes", int64(len(data))-torn)
+	}
+	return records, good, nil
 }
 
 // replay applies one journal record's after-images to the emulator.

@@ -513,3 +513,31 @@ func key(userID, sk string) map[string]types.AttributeValue {
 		"sk":      &types.AttributeValueMemberS{Value: sk},
 	}
 }
+
+// CopyTo writes m, a meal of another account, as the same meal of userID
+// (the move of an account to a new subject): every attribute as it is
+// (version, comments, photo version and sizes; the photo keys follow
+// from the user ID, so they name userID's copies) under userID's
+// partition key, on the condition that the sort key is new there. A meal
+// copied already is no error, so the copy can be re-run.
+func (s *Store) CopyTo(ctx context.Context, m *Meal, userID string) error {
+	if userID == "" || m.SK == "" {
+		return fmt.Errorf("meal: copy: empty user id or sort key")
+	}
+	c := *m
+	c.UserID = userID
+	item, err := attributevalue.MarshalMap(&c)
+	if err != nil {
+		return fmt.Errorf("meal: copy: encode: %w", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                aws.String(s.table),
+		Item:                     item,
+		ConditionExpression:      newKey.Condition(),
+		ExpressionAttributeNames: newKey.Names(),
+	})
+	if err != nil && !dynamo.IsConditionFailed(err) {
+		return fmt.Errorf("meal: copy: %w", err)
+	}
+	return nil
+}

@@ -11,12 +11,14 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"golang.org/x/sync/errgroup"
 )
 
 // Size names one stored copy of a photo, a variant (variant.go): the
@@ -486,3 +488,53 @@ func underPrefix(ownerID, key string) bool {
 	}
 	return false
 }
+
+// CopyOwner copies every object under fromID's UserPrefix to the same
+// key under toID's (the move of an account to a new subject: meal photos
+// and all their sized copies), server-side with CopyObject, up to
+// copyWorkers at a time. Objects under PendingPrefix (uploads not yet
+// saved) are not copied. Copying over a copy already made writes the
+// same bytes, so it can be re-run after a failure part-way. It returns
+// how many objects it copied.
+func (s *Store) CopyOwner(ctx context.Context, fromID, toID string) (int, error) {
+	if fromID == "" || toID == "" || fromID == toID {
+		return 0, fmt.Errorf("photo: copy owner: ids %q and %q must be two non-empty ids", fromID, toID)
+	}
+	from, to := UserPrefix(fromID), UserPrefix(toID)
+	var copied atomic.Int64
+	p := s3.NewListObjectsV2Paginator(s.s3, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(from)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return int(copied.Load()), fmt.Errorf("photo: copy owner: list %s: %w", from, err)
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(copyWorkers)
+		for _, o := range page.Contents {
+			src := aws.ToString(o.Key)
+			dst := to + strings.TrimPrefix(src, from)
+			g.Go(func() error {
+				_, err := s.s3.CopyObject(gctx, &s3.CopyObjectInput{
+					Bucket:     aws.String(s.bucket),
+					Key:        aws.String(dst),
+					CopySource: aws.String(copySource(s.bucket, src)),
+				})
+				if isNoSuchKey(err) {
+					return nil // deleted since the listing
+				}
+				if err != nil {
+					return fmt.Errorf("photo: copy owner: %s: %w", src, err)
+				}
+				copied.Add(1)
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return int(copied.Load()), err
+		}
+	}
+	return int(copied.Load()), nil
+}
+
+// copyWorkers is how many CopyObject requests CopyOwner has in flight.
+const copyWorkers = 8

@@ -138,6 +138,10 @@ type App struct {
 	// Imports runs imports of export zips; start-up resumes those a stop
 	// interrupted (ResumeAll).
 	Imports *account.Importer
+	// Moves runs the moves of accounts waiting for their owner to the
+	// subject that signed in for them; start-up resumes those a stop
+	// interrupted (ResumeAll).
+	Moves *account.Mover
 	// Monitor counts what the app holds and checks for orphans.
 	Monitor *admin.Monitor
 	// Metrics holds the app's Prometheus series (Backends.Metrics, or
@@ -155,7 +159,7 @@ type App struct {
 	variantsDone chan struct{}
 }
 
-// Close stops the background work (imports and account deletions, which
+// Close stops the background work (imports, account deletions and moves, which
 // the next start resumes, the monitor's count and orphan job, and the writer of
 // share opens, which writes what it holds first) and waits for it until
 // ctx ends. Call it once the HTTP server has stopped taking requests and
@@ -164,8 +168,9 @@ func (a *App) Close(ctx context.Context) error {
 	a.stopOpens()
 	a.stopVariants()
 	var wg sync.WaitGroup
-	errs := make([]error, 4)
+	errs := make([]error, 5)
 	wg.Go(func() { errs[0] = errors.Join(a.Imports.Close(ctx), a.Deletions.Close(ctx)) })
+	wg.Go(func() { errs[4] = a.Moves.Close(ctx) })
 	wg.Go(func() { errs[1] = a.Monitor.Close(ctx) })
 	wg.Go(func() {
 		select {
@@ -264,6 +269,10 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites, Sessions: signedIn,
 		Imports: importer, Log: log, Now: now,
 	})
+	mover := account.NewMover(account.MoverDeps{
+		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites, Sessions: signedIn,
+		Log: log,
+	})
 
 	// Unknown invite tokens count against one allowance per address,
 	// whether tried at the landing page or at /login?invite=.
@@ -281,6 +290,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		SecureCookies:      cfg.Production(),
 		TrustedProxyHeader: cfg.TrustedProxyHeader,
 		InviteMisses:       inviteMisses,
+		Moves:              mover,
 	})
 	if err != nil {
 		return nil, err
@@ -370,6 +380,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Monitor:         monitor,
 			Now:             now,
 			IsAdminEmail:    cfg.IsAdminEmail,
+			Log:             log,
 		}),
 		HSTS:        cfg.Production(),
 		WriteHealth: b.WriteHealth,
@@ -395,6 +406,6 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			variants.Run(variantsCtx)
 		}
 	}()
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, WebP: webp, Variants: variants, Deletions: deleter, Imports: importer, Monitor: monitor,
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, WebP: webp, Variants: variants, Deletions: deleter, Imports: importer, Moves: mover, Monitor: monitor,
 		Metrics: mx, Ready: ready, stopOpens: stopOpens, opensDone: opensDone, stopVariants: stopVariants, variantsDone: variantsDone}, nil
 }

@@ -468,3 +468,47 @@ func (s *Store) updateItem(ctx context.Context, tok string, in *dynamodb.UpdateI
 func key(tok string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"share_token": &types.AttributeValueMemberS{Value: tok}}
 }
+
+// MoveOwner gives every share of fromID to toID (the move of an account
+// to a new subject): the links and their tokens stay as they are, so a
+// recipient's link keeps working, now for the new account. It finds them
+// with a strongly consistent paged Scan and re-points each with an
+// UpdateItem conditional on its owner still being fromID; shares moved
+// already are not found again, so it can be re-run. It returns how many
+// it moved.
+func (s *Store) MoveOwner(ctx context.Context, fromID, toID string) (int, error) {
+	if fromID == "" || toID == "" {
+		return 0, fmt.Errorf("share: move owner: empty owner id")
+	}
+	all, err := s.scan(ctx, fromID, true)
+	if err != nil {
+		return 0, fmt.Errorf("share: move owner: %w", err)
+	}
+	owner := expression.Name("owner_id")
+	expr, err := expression.NewBuilder().
+		WithCondition(owner.Equal(expression.Value(fromID))).
+		WithUpdate(expression.Set(owner, expression.Value(toID))).Build()
+	if err != nil {
+		return 0, fmt.Errorf("share: move owner: %w", err)
+	}
+	moved := 0
+	for _, sh := range all {
+		err := s.updateItem(ctx, sh.Token, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(s.table),
+			Key:                       key(sh.Token),
+			UpdateExpression:          expr.Update(),
+			ConditionExpression:       expr.Condition(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+		})
+		switch {
+		case dynamo.IsConditionFailed(err):
+			// Gone (revoked, expired by TTL) or moved already.
+		case err != nil:
+			return moved, fmt.Errorf("share: move owner: %w", err)
+		default:
+			moved++
+		}
+	}
+	return moved, nil
+}

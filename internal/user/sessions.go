@@ -414,8 +414,9 @@ func decodeRow(item map[string]types.AttributeValue) (row, error) {
 // one UpdateItem conditional on the row existing and on the count of
 // writes it read (SessionsRev), trying again on a fresh copy when
 // another write came first. signIn adds the condition that the account
-// is active (ErrState otherwise): a session never starts on an account
-// being deleted or disabled. It returns the IDs the write removed; a
+// is active, or the new row of a move (ErrState otherwise): a session
+// never starts on an account being deleted or disabled, or on the old
+// row of a move. It returns the IDs the write removed; a
 // missing row is ErrNotFound.
 func (s *Sessions) edit(ctx context.Context, uid string, signIn bool, edit func(map[string]Session) bool) ([]string, error) {
 	r, err := s.users.row(ctx, uid)
@@ -423,7 +424,7 @@ func (s *Sessions) edit(ctx context.Context, uid string, signIn bool, edit func(
 		return nil, err
 	}
 	for try := 1; ; try++ {
-		if signIn && !r.Active() {
+		if signIn && !r.signsIn() {
 			return nil, ErrState
 		}
 		m := maps.Clone(r.Sessions)
@@ -461,8 +462,12 @@ func (s *Sessions) edit(ctx context.Context, uid string, signIn bool, edit func(
 	}
 }
 
+// signsIn reports whether a session may start on u: an active account,
+// or the new row of a move (whose owner waits on the moving page).
+func (u *User) signsIn() bool { return u.Active() || (u.Moving() && u.MoveFrom != "") }
+
 // writeSessions writes m as r's sessions, conditional on the row and its
-// SessionsRev being as read (and the account active, if active), and
+// SessionsRev being as read (and signsIn, if active), and
 // keeps the row as written in the cache.
 func (s *Sessions) writeSessions(ctx context.Context, r row, m map[string]Session, active bool) (row, error) {
 	// No session is NULL, not an empty map: minidyn stores an empty map
@@ -482,9 +487,11 @@ func (s *Sessions) writeSessions(ctx context.Context, r row, m map[string]Sessio
 		values[":rev"] = number(r.SessionsRev)
 	}
 	if active {
-		cond += " AND (attribute_not_exists(#st) OR #st = :active)"
-		names["#st"] = "status"
+		// The rule of signsIn.
+		cond += " AND (attribute_not_exists(#st) OR #st = :active OR (#st = :moving AND attribute_exists(#from)))"
+		names["#st"], names["#from"] = "status", "move_from"
 		values[":active"] = &types.AttributeValueMemberS{Value: string(StatusActive)}
+		values[":moving"] = &types.AttributeValueMemberS{Value: string(StatusMoving)}
 	}
 	var written row
 	err := s.users.cache.WriteReturning(r.ID, func() (row, error) {

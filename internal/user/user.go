@@ -63,6 +63,13 @@ const (
 	// signed out, cannot sign in, and its share links stop, until an admin
 	// enables it again. Its data stays.
 	StatusDisabled Status = "disabled"
+	// StatusMoving marks both rows of an account moving to a new subject
+	// (DESIGN.md, moving an account): the old row (MovedTo names the new
+	// subject), which signs in no more, and the new row (MoveFrom names
+	// the old one), whose owner sees the "moving your diary" page until
+	// the move is done and the row is active. Neither is active, so the
+	// account's share links wait for the move too.
+	StatusMoving Status = "moving"
 )
 
 // User is one users row.
@@ -100,6 +107,22 @@ type User struct {
 	// Import is the account's last import of an export zip, running or
 	// finished (Store.StartImport); nil if it never imported one.
 	Import *Import `dynamodbav:"import,omitempty"`
+
+	// AwaitingOwner is when an admin or ndiro migrate marked the account
+	// as waiting for its owner (MarkAwaitingOwner: the first sign-in with
+	// its verified email moves it to the new subject); nil when not
+	// marked. Stored as RFC 3339, or NULL once cleared.
+	AwaitingOwner *time.Time `dynamodbav:"awaiting_owner,omitempty"`
+
+	// The move of an account to a new subject (package account, Mover).
+	// On the old row, MovedTo is the subject it moves to. On the new row,
+	// MoveFrom is the old row's ID (kept once the move is done, as a
+	// record), MoveStep the next step to run and MoveError the last
+	// failure ("" if none).
+	MovedTo   string `dynamodbav:"moved_to,omitempty"`
+	MoveFrom  string `dynamodbav:"move_from,omitempty"`
+	MoveStep  string `dynamodbav:"move_step,omitempty"`
+	MoveError string `dynamodbav:"move_error,omitempty"`
 }
 
 // IsAdmin reports whether u may open the admin pages.
@@ -107,6 +130,10 @@ func (u *User) IsAdmin() bool { return u.Role == RoleAdmin }
 
 // Deleting reports whether u's account deletion has started.
 func (u *User) Deleting() bool { return u.Status == StatusDeleting }
+
+// Moving reports whether u is either row of an account moving to a new
+// subject (StatusMoving).
+func (u *User) Moving() bool { return u.Status == StatusMoving }
 
 // Disabled reports whether an admin has switched u's account off.
 func (u *User) Disabled() bool { return u.Status == StatusDisabled }
@@ -314,12 +341,15 @@ func (s *Store) SetTimeZone(ctx context.Context, id, tz string) error {
 // conditional UpdateItem (the row must exist): from here on the guard
 // refuses the account everywhere. It is the commit record of the deletion
 // (DESIGN.md, account deletion). Marking an account already marked keeps
-// its step and start time, so a repeated request changes nothing. It
+// its step and start time, so a repeated request changes nothing. Either
+// row of an account moving to a new subject (StatusMoving) is refused
+// with ErrState: the move would bring back what the deletion took. It
 // returns the row as marked, or ErrNotFound.
 func (s *Store) MarkDeleting(ctx context.Context, id, firstStep string, now time.Time) (*User, error) {
 	name := expression.Name
 	expr, err := expression.NewBuilder().
-		WithCondition(expression.AttributeExists(name("user_id"))).
+		WithCondition(expression.AttributeExists(name("user_id")).
+			And(expression.AttributeNotExists(name("status")).Or(name("status").NotEqual(expression.Value(StatusMoving))))).
 		WithUpdate(expression.Set(name("status"), expression.Value(StatusDeleting)).
 			Set(name("deletion_step"), expression.IfNotExists(name("deletion_step"), expression.Value(firstStep))).
 			Set(name("deletion_started_at"), expression.IfNotExists(name("deletion_started_at"), expression.Value(now.UTC().Format(time.RFC3339Nano))))).
@@ -328,16 +358,24 @@ func (s *Store) MarkDeleting(ctx context.Context, id, firstStep string, now time
 		return nil, fmt.Errorf("user: mark deleting: %w", err)
 	}
 	out, err := s.updateItem(ctx, id, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(id),
-		UpdateExpression:          expr.Update(),
-		ConditionExpression:       expr.Condition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ReturnValues:              types.ReturnValueAllNew,
+		TableName:                           aws.String(s.table),
+		Key:                                 key(id),
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if dynamo.IsConditionFailed(err) {
-		return nil, fmt.Errorf("user: mark deleting: %w", ErrNotFound)
+		item, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(id), err)
+		switch {
+		case gerr != nil:
+			return nil, fmt.Errorf("user: mark deleting: %w", gerr)
+		case len(item) == 0:
+			return nil, fmt.Errorf("user: mark deleting: %w", ErrNotFound)
+		}
+		return nil, fmt.Errorf("user: mark deleting: %w", ErrState)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("user: mark deleting: %w", err)
