@@ -153,7 +153,7 @@ func TestImportClaimsBeforePhoto(t *testing.T) {
 	if err := app.Imports.Wait(ctx, uid); err != nil {
 		t.Fatal(err)
 	}
-	if ms, err := app.Meals.All(t.Context(), uid); err != nil || len(ms) != 4 || !ms[1].HasPhoto() {
+	if ms, err := app.Meals.All(t.Context(), uid); err != nil || len(ms) != 4 || !ms[1].HasPhoto() { // All is in date and time order
 		t.Errorf("meals at the end = %v, %v; want 4, 19:05's with its photo", contents(ms), err)
 	}
 }

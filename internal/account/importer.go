@@ -285,47 +285,14 @@ func (im *Importer) finish(ctx context.Context, userID string, imp *user.Import)
 // meal from Next, inside the write gate, saving the state every few meals
 // and at the end.
 func (im *Importer) runOnce(ctx context.Context, userID string) error {
-	u, err := im.d.Users.Get(ctx, userID)
-	if errors.Is(err, user.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if u.Deleting() {
-		return errStopped
-	}
-	if !u.Import.Running() {
-		return nil
-	}
-	imp := *u.Import
-	imp.Notes = append([]user.ImportNote(nil), imp.Notes...)
-	if im.d.Now().Sub(imp.StartedAt) > photo.StagedTTL {
-		imp.State, imp.Error = user.ImportFailed, "The import did not finish within a week, and its zip was removed. Upload it again: the meals imported so far are skipped."
-		return im.finish(ctx, userID, &imp)
-	}
-	ra, err := im.d.Photos.OpenRanged(ctx, userID, imp.Key)
-	if errors.Is(err, photo.ErrNotFound) {
-		imp.State, imp.Error = user.ImportFailed, "The uploaded zip was removed before the import finished. Upload it again: the meals imported so far are skipped."
-		return im.finish(ctx, userID, &imp)
-	}
-	if err != nil {
-		return err
-	}
-	a, err := archive.Open(ra, ra.Size(), im.d.Limits)
-	var refused *archive.Refusal
-	if errors.As(err, &refused) {
-		// Checked before the import started: the object changed since.
-		imp.State, imp.Error = user.ImportFailed, "The uploaded zip can no longer be read: "+refused.Reason
-		return im.finish(ctx, userID, &imp)
-	}
-	if err != nil {
+	imp, a, err := im.reopen(ctx, userID)
+	if err != nil || a == nil {
 		return err
 	}
 	im.mu.Lock()
 	every, after := im.every, im.after
 	im.mu.Unlock()
-	j := &importJob{im: im, userID: userID, imp: &imp, a: a, days: map[string][]meal.Meal{}}
+	j := &importJob{im: im, userID: userID, imp: imp, a: a, days: map[string][]meal.Meal{}}
 	meals := a.Meals()
 	saved := imp.Next
 	for i := imp.Next; i < len(meals); i++ {
@@ -343,14 +310,59 @@ func (im *Importer) runOnce(ctx context.Context, userID string) error {
 			}
 		}
 		if imp.Next-saved >= every && imp.Next < len(meals) {
-			if err := im.d.Users.SaveImport(ctx, userID, imp); err != nil {
+			if err := im.d.Users.SaveImport(ctx, userID, *imp); err != nil {
 				return saveError(err)
 			}
 			saved = imp.Next
 		}
 	}
 	imp.State = user.ImportDone
-	return saveError(im.finish(ctx, userID, &imp))
+	return saveError(im.finish(ctx, userID, imp))
+}
+
+// reopen reads userID's running import from its row and opens its staged
+// archive. A nil archive with a nil error means nothing is left to run:
+// no row, no import running, or an import ended here as failed (older
+// than StagedTTL, its zip gone or changed); an account being deleted is
+// errStopped.
+func (im *Importer) reopen(ctx context.Context, userID string) (*user.Import, *archive.Archive, error) {
+	u, err := im.d.Users.Get(ctx, userID)
+	switch {
+	case errors.Is(err, user.ErrNotFound):
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, err
+	case u.Deleting():
+		return nil, nil, errStopped
+	case !u.Import.Running():
+		return nil, nil, nil
+	}
+	imp := *u.Import
+	imp.Notes = append([]user.ImportNote(nil), imp.Notes...)
+	failed := func(msg string) (*user.Import, *archive.Archive, error) {
+		imp.State, imp.Error = user.ImportFailed, msg
+		return nil, nil, im.finish(ctx, userID, &imp)
+	}
+	if im.d.Now().Sub(imp.StartedAt) > photo.StagedTTL {
+		return failed("The import did not finish within a week, and its zip was removed. Upload it again: the meals imported so far are skipped.")
+	}
+	ra, err := im.d.Photos.OpenRanged(ctx, userID, imp.Key)
+	if errors.Is(err, photo.ErrNotFound) {
+		return failed("The uploaded zip was removed before the import finished. Upload it again: the meals imported so far are skipped.")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := archive.Open(ra, ra.Size(), im.d.Limits)
+	var refused *archive.Refusal
+	if errors.As(err, &refused) {
+		// Checked before the import started: the object changed since.
+		return failed("The uploaded zip can no longer be read: " + refused.Reason)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return &imp, a, nil
 }
 
 // saveError turns a save refused because the account is being deleted
