@@ -337,17 +337,8 @@ func (mv *Mover) runOnce(ctx context.Context, newID string) (MoveStep, error) {
 	}
 	oldID := u.MoveFrom
 	from := max(slices.Index(MoveSteps, MoveStep(u.MoveStep)), 0)
-	// Never copy from or delete an account not claimed for this one.
-	old, err := mv.d.Users.Get(ctx, oldID)
-	switch {
-	case errors.Is(err, user.ErrNotFound):
-		if from < slices.Index(MoveSteps, MoveOldPhotos) {
-			return MoveStep(u.MoveStep), fmt.Errorf("%w: the old account is gone before its data was copied", errNotMoving)
-		}
-	case err != nil:
-		return "", err
-	case old.MovedTo != newID:
-		return MoveStep(u.MoveStep), fmt.Errorf("%w: the old account is claimed for another subject", errNotMoving)
+	if err := mv.checkOld(ctx, oldID, newID, from); err != nil {
+		return MoveStep(u.MoveStep), err
 	}
 	// No write of the old account may run from here on: wait for those
 	// already admitted. The new account's writes hold its gate, so its
@@ -380,6 +371,26 @@ func (mv *Mover) runOnce(ctx context.Context, newID string) (MoveStep, error) {
 	}
 	mv.d.Log.Info("account move finished", "user_id", newID, "from_user_id", oldID)
 	return "", nil
+}
+
+// checkOld refuses (errNotMoving) to copy from or delete an account not
+// claimed for newID: the old row must name newID, or be gone once the
+// run is past the copies (from, the index of the step to run, is at
+// MoveOldPhotos or later: the move deleted it).
+func (mv *Mover) checkOld(ctx context.Context, oldID, newID string, from int) error {
+	old, err := mv.d.Users.Get(ctx, oldID)
+	switch {
+	case errors.Is(err, user.ErrNotFound):
+		if from < slices.Index(MoveSteps, MoveOldPhotos) {
+			return fmt.Errorf("%w: the old account is gone before its data was copied", errNotMoving)
+		}
+		return nil
+	case err != nil:
+		return err
+	case old.MovedTo != newID:
+		return fmt.Errorf("%w: the old account is claimed for another subject", errNotMoving)
+	}
+	return nil
 }
 
 // step runs one step and returns how many items or objects it copied,

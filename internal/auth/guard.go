@@ -99,13 +99,9 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, s session, row b
 	if err == nil && !active {
 		// The new row of a move keeps its session: the owner waits on
 		// the moving page until their diary is there.
-		if u := g.row; u != nil || !row {
-			if u == nil {
-				u, err = h.users.Get(r.Context(), id)
-			}
-			if err == nil && u.Moving() && u.MoveFrom != "" {
-				return admitted{}, h.movingPage(w, r)
-			}
+		var moving bool
+		if moving, err = h.movingHere(r, id, g.row); moving {
+			return admitted{}, h.movingPage(w, r)
 		}
 	}
 	switch {
@@ -122,6 +118,19 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, s session, row b
 		return admitted{}, err
 	}
 	return g, nil
+}
+
+// movingHere reports whether the account id, whose row is not active,
+// is the new row of a move not finished; u is its row if admit read it
+// (else one cached read gets it).
+func (h *Handler) movingHere(r *http.Request, id string, u *user.User) (bool, error) {
+	if u == nil {
+		var err error
+		if u, err = h.users.Get(r.Context(), id); err != nil {
+			return false, err
+		}
+	}
+	return u.Moving() && u.MoveFrom != "", nil
 }
 
 // movingPage answers r, from an owner whose account is moving to their

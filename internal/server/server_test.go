@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/oauth2-proxy/mockoidc"
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
+	"ndiro/internal/user"
 )
 
 // syncBuffer is a log sink safe to read while the app writes to it.
@@ -53,6 +55,25 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 	share := admin.CreateShare(url.Values{"label": {"Dr. Rossi"}, "from": {"2026-08-25"}, "to": {"2026-09-07"}, "expiry": {"30"}, "notes": {"1"}, "numbers": {"1"}, "comments": {"1"}})
 	anon := app.Client()
 	preview := app.Client()
+	// An owner whose account is moving to their new sign-in (claimed and
+	// its new row written; the move itself is not started).
+	ctx := t.Context()
+	if err := app.Users.Create(ctx, &user.User{ID: "local-mover", Email: "mover@example.com", Role: user.RoleOwner, Status: user.StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Users.MarkAwaitingOwner(ctx, "local-mover", app.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	old, err := app.Users.ClaimMove(ctx, "local-mover", "new-mover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Users.CreateMoving(ctx, old, "new-mover", "photos"); err != nil {
+		t.Fatal(err)
+	}
+	app.Env.NextSignIn(&mockoidc.MockUser{Subject: "new-mover", Email: "mover@example.com", EmailVerified: true})
+	mover := app.Client()
+	mover.SignIn("mover@example.com")
 	got := map[string]*apptest.Response{}
 	for _, v := range []struct {
 		c    *apptest.Client
@@ -82,6 +103,8 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 		{admin, "/admin/invites"},
 		{admin, "/admin/shares"},
 		{admin, "/admin/monitor"},
+		{admin, "/admin/users/" + url.PathEscape(localenv.Subject("admin@example.com")) + "/move"},
+		{mover, "/meals"},
 		{admin, "/shares"},
 		{anon, "/s/" + share},
 		{anon, "/s/" + share + "/week?start=2026-08-31"},
