@@ -1,6 +1,6 @@
 # ndiro: `make run` starts local mode, `make test` runs the test suite
-# (the longer suites browser, slow, crash, memory, heic, imagebytes, lighthouse, e2e and faults have
-# their own targets; CI runs them all).
+# (the longer suites browser, slow, crash, memory, import-memory, heic, imagebytes, lighthouse,
+# e2e and faults have their own targets; CI runs them all).
 GO ?= go
 PKGS := ./...
 # nodynamic: the HEIC decoder (github.com/gen2brain/heic) runs its
@@ -8,7 +8,7 @@ PKGS := ./...
 # binary stays static. Every build and test uses it.
 TAGS := nodynamic
 
-.PHONY: run demo screenshots test browser slow crash memory heic imagebytes lighthouse check bench load release e2e faults a11y fmt vet
+.PHONY: run demo screenshots test browser slow crash memory import-memory heic imagebytes lighthouse check bench load release e2e faults a11y fmt vet
 
 ## run: start ndiro in local mode (no configuration, data under ./var)
 run:
@@ -61,6 +61,13 @@ crash:
 ## it after test)
 memory:
 	NDIRO_TEST_MEMORY=1 $(GO) test -tags $(TAGS) -count=1 -run '^TestUploadMemory$$' -v ./cmd/ndiro
+
+## import-memory: a 200 MB import form streamed through the import's
+## staging (multipart part read as it arrives, one part buffer) into a
+## bucket that keeps nothing; the heap in use must grow by at most 32 MiB
+## (CI runs it after memory)
+import-memory:
+	NDIRO_TEST_IMPORT_MEMORY=1 $(GO) test -tags $(TAGS) -count=1 -run '^TestImportUploadMemory$$' -v ./internal/photo
 
 ## heic: the tests that decode HEIC (about 2 s of CPU per 12-megapixel
 ## photo in the worker process), without the race detector: photo.heic and

@@ -93,6 +93,12 @@ func (m *Main) Run(ctx context.Context) error {
 	} else if n > 0 {
 		m.log.Info("account deletions resumed", "count", n)
 	}
+	// So do imports of export zips, from their last saved meal.
+	if n, err := app.Imports.ResumeAll(ctx); err != nil {
+		m.log.Error("imports not resumed", "err", err)
+	} else if n > 0 {
+		m.log.Info("imports resumed", "count", n)
+	}
 	// So are moves of accounts to a new subject.
 	if n, err := app.Moves.ResumeAll(ctx); err != nil {
 		m.log.Error("account moves not resumed", "err", err)

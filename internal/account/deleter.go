@@ -73,8 +73,14 @@ type DeleterDeps struct {
 	// Sessions deletes the session key items (the sessions themselves
 	// live on the users row).
 	Sessions sessionDeleter
-	Log      *slog.Logger
-	Now      func() time.Time
+	// Imports, if set, stops the account's running import before the
+	// write gate closes (Importer.Stop): the photos step then removes its
+	// staged zip with the rest of the pending prefix.
+	Imports interface {
+		Stop(ctx context.Context, userID string) error
+	}
+	Log *slog.Logger
+	Now func() time.Time
 	// Attempts is how many times a run is tried before the deletion is left
 	// for an admin to resume (0 means 5); Backoff is the pause after the
 	// first failure, doubled after each (0 means 2 s).
@@ -323,8 +329,15 @@ func (dl *Deleter) runOnce(ctx context.Context, userID string) (Step, error) {
 	if !u.Deleting() {
 		return "", errNotMarked
 	}
-	// No write for this account may run from here on: wait for those
-	// already admitted (an upload that began before the mark).
+	// An import stops between two meals (it would stop at the closed
+	// gate anyway, at its next meal); no write for this account may run
+	// from here on: wait for those already admitted (an upload that
+	// began before the mark, the import's meal in hand).
+	if dl.d.Imports != nil {
+		if err := dl.d.Imports.Stop(ctx, userID); err != nil {
+			return "", fmt.Errorf("stop the import: %w", err)
+		}
+	}
 	if err := dl.d.Gate.Close(ctx, userID); err != nil {
 		return "", fmt.Errorf("wait for writes in flight: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"ndiro/internal/config"
+	"ndiro/internal/limit"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/share"
@@ -39,6 +41,11 @@ type Handler struct {
 	isAdmin   func(email string) bool
 	deleted   tickets
 	zones     Zones
+	// The import (import_handlers.go): its job, its size limit in
+	// bytes, its per-owner rate limit.
+	importer    *Importer
+	importMax   int64
+	importLimit *limit.Limiter
 }
 
 // Deps are the Handler's collaborators.
@@ -66,17 +73,27 @@ type Deps struct {
 	// IsAdminEmail reports whether an email is in ADMIN_EMAILS (it signs
 	// up without an invite); nil: none is.
 	IsAdminEmail func(email string) bool
+	// Importer runs imports of export zips; ImportMaxBytes is the largest
+	// zip POST /account/import takes (NDIRO_IMPORT_MAX_BYTES; 0 means
+	// config.DefaultImportMaxBytes).
+	Importer       *Importer
+	ImportMaxBytes int64
 }
 
 // NewHandler returns the account pages.
 func NewHandler(d Deps) *Handler {
-	return &Handler{
+	h := &Handler{
 		users: d.Users, meals: d.Meals, shares: d.Shares, photos: d.Photos, deleter: d.Deleter,
 		signOut: d.SignOut, sessions: d.Sessions, sessionID: d.SessionID, pages: d.Pages, now: d.Now, log: d.Log, baseURL: d.BaseURL,
-		isAdmin: d.IsAdminEmail,
-		deleted: tickets{m: map[string]ticket{}},
-		zones:   ParseZones(zonesTxt),
+		isAdmin:  d.IsAdminEmail,
+		deleted:  tickets{m: map[string]ticket{}},
+		zones:    ParseZones(zonesTxt),
+		importer: d.Importer, importMax: d.ImportMaxBytes, importLimit: importLimiter(d.Now),
 	}
+	if h.importMax <= 0 {
+		h.importMax = config.DefaultImportMaxBytes
+	}
+	return h
 }
 
 type accountPage struct {
@@ -91,6 +108,9 @@ type accountPage struct {
 	Zones Zones
 	// Devices are the signed-in browsers, this one first.
 	Devices []device
+	// ImportRunning: an import runs, so the page links to it instead of
+	// showing the import form.
+	ImportRunning bool
 }
 
 // Page shows the account settings.
@@ -104,6 +124,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, p *
 	p.Title = "Account"
 	p.LocalNow = h.now().In(p.User.Location()).Format("Monday 2 January, 15:04")
 	p.Zones = h.zones
+	p.ImportRunning = p.User.Import.Running()
 	devices, err := h.devices(r.Context(), p.User)
 	if err != nil {
 		return err

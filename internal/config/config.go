@@ -42,6 +42,10 @@ const DefaultOIDCIssuer = "https://accounts.google.com"
 // when NDIRO_OIDC_NAME is unset.
 const DefaultOIDCName = "Google"
 
+// DefaultImportMaxBytes is the largest export zip an import takes when
+// NDIRO_IMPORT_MAX_BYTES is unset: 8 GiB, years of photos.
+const DefaultImportMaxBytes = 8 << 30
+
 // DefaultPhotoCacheBytes is the photo cache budget when
 // NDIRO_PHOTO_CACHE_BYTES is unset: 64 MiB (DESIGN.md, photos).
 const DefaultPhotoCacheBytes = 64 << 20
@@ -79,6 +83,9 @@ type Config struct {
 	// decode budget before a 503 (NDIRO_UPLOAD_WAIT, e.g. "30s"); 0 means
 	// the pipeline's default (photo.DefaultWait).
 	UploadWait time.Duration
+	// ImportMaxBytes is the largest export zip POST /account/import
+	// takes, in bytes (NDIRO_IMPORT_MAX_BYTES; DefaultImportMaxBytes).
+	ImportMaxBytes int64
 	// AdminEmails may sign up without an invite and become admins
 	// (ADMIN_EMAILS, comma-separated, compared lower-cased).
 	AdminEmails []string

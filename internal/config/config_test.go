@@ -21,6 +21,7 @@ func TestLoadDefaultsAreLocalMode(t *testing.T) {
 		DataDir:         "./var",
 		TablePrefix:     "ndiro-",
 		PhotoCacheBytes: 64 << 20,
+		ImportMaxBytes:  8 << 30,
 		AdminEmails:     []string{"admin@example.com"},
 		OIDCIssuer:      "https://accounts.google.com",
 		OIDCName:        "Google",
@@ -68,7 +69,7 @@ func TestLoadServer(t *testing.T) {
 	}
 	want := Config{
 		Mode: ModeServer, Addr: "127.0.0.1:8080", DataDir: "/var/lib/ndiro", TablePrefix: "ndiro-",
-		BaseURL: "https://ndiro.example.org", PhotoCacheBytes: 64 << 20, AdminEmails: []string{"a@example.com"},
+		BaseURL: "https://ndiro.example.org", PhotoCacheBytes: 64 << 20, ImportMaxBytes: 8 << 30, AdminEmails: []string{"a@example.com"},
 		TrustedProxyHeader: "X-Forwarded-For", OIDCName: "Keycloak", OIDCIssuer: "https://sso.example.org/realms/home",
 		OIDCClientID: "ndiro", OIDCClientSecret: "s3cret",
 		Storage: DefaultStorage, OrphanGrace: time.Hour, Lease: DefaultLease,

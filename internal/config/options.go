@@ -47,6 +47,7 @@ var options = []option{
 	{"NDIRO_PHOTO_CACHE_BYTES", strconv.Itoa(DefaultPhotoCacheBytes), parsePhotoCacheBytes},
 	{"NDIRO_DECODE_BUDGET_BYTES", "", parseDecodeBudget},
 	{"NDIRO_UPLOAD_WAIT", "", parseUploadWait},
+	{"NDIRO_IMPORT_MAX_BYTES", strconv.FormatInt(DefaultImportMaxBytes, 10), parseImportMaxBytes},
 	{"NDIRO_TRUSTED_PROXY_HEADER", "", parseTrustedProxyHeader},
 	{"NDIRO_DEMO", "", parseDemo},
 	{"ADMIN_EMAILS", "", parseAdminEmails},
@@ -187,6 +188,19 @@ func parseUploadWait(c *Config, v string) error {
 		return fmt.Errorf("NDIRO_UPLOAD_WAIT must be a duration like 30s, not %q", v)
 	}
 	c.UploadWait = d
+	return nil
+}
+
+// MaxImportMaxBytes is the largest NDIRO_IMPORT_MAX_BYTES, 64 GiB: a
+// staged archive is sent to S3 in at most 10,000 parts of 8 MiB.
+const MaxImportMaxBytes = 64 << 30
+
+func parseImportMaxBytes(c *Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > MaxImportMaxBytes {
+		return fmt.Errorf("NDIRO_IMPORT_MAX_BYTES must be a whole number of bytes from 1 to %d (64 GiB), not %q", int64(MaxImportMaxBytes), v)
+	}
+	c.ImportMaxBytes = n
 	return nil
 }
 

@@ -174,6 +174,18 @@ func TestParsePhotoCacheBytes(t *testing.T) {
 	})
 }
 
+func TestParseImportMaxBytes(t *testing.T) {
+	bad := "must be a whole number of bytes from 1 to 68719476736 (64 GiB)"
+	runOption(t, "NDIRO_IMPORT_MAX_BYTES", []optionCase{
+		{name: "bytes", value: "1048576", want: Config{ImportMaxBytes: 1 << 20}},
+		{name: "64 GiB", value: "68719476736", want: Config{ImportMaxBytes: MaxImportMaxBytes}},
+		{name: "over 64 GiB", value: "68719476737", wantErr: bad},
+		{name: "zero", value: "0", wantErr: bad},
+		{name: "negative", value: "-1", wantErr: bad},
+		{name: "unit", value: "8GiB", wantErr: bad},
+	})
+}
+
 func TestParseDecodeBudget(t *testing.T) {
 	bad := "at least 16777216 (16 MiB)"
 	runOption(t, "NDIRO_DECODE_BUDGET_BYTES", []optionCase{
@@ -489,6 +501,7 @@ func TestOptionsDefaults(t *testing.T) {
 		"NDIRO_OIDC_ISSUER":       "https://accounts.google.com",
 		"NDIRO_OIDC_NAME":         "Google",
 		"NDIRO_PHOTO_CACHE_BYTES": "67108864",
+		"NDIRO_IMPORT_MAX_BYTES":  "8589934592", // 8 GiB
 		// The storage budgets: a stalled backend fails a page in seconds.
 		"NDIRO_STORAGE_ITEM_TIMEOUT":     "4s",
 		"NDIRO_STORAGE_QUERY_TIMEOUT":    "10s",

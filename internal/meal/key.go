@@ -2,6 +2,7 @@ package meal
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -163,6 +164,16 @@ func NewID(t TimeOfDay) string {
 	b := make([]byte, 3)
 	rand.Read(b) // never fails (crypto/rand)
 	return t.compact() + "-" + hex.EncodeToString(b)
+}
+
+// DerivedID returns the meal ID for a meal at t whose 6 hex characters
+// are the first of SHA-256(seed) rather than random: "HHMMSS-" and 6
+// lower-case hex characters, the same for the same seed every time (an
+// import claims meal i of its archive under the ID derived from its own
+// ID and i, so a resumed import finds its claim again).
+func DerivedID(t TimeOfDay, seed string) string {
+	sum := sha256.Sum256([]byte(seed))
+	return t.compact() + "-" + hex.EncodeToString(sum[:3])
 }
 
 // ParseID checks that id is "HHMMSS-xxxxxx" with a valid time of day and

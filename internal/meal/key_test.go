@@ -183,3 +183,19 @@ func FuzzParseDate(f *testing.F) {
 		}
 	})
 }
+
+// TestDerivedID: the same seed gives the same valid ID at the time, a
+// different seed another.
+func TestDerivedID(t *testing.T) {
+	tod := TimeOfDay{12, 30, 5}
+	a, b := DerivedID(tod, "imp#1"), DerivedID(tod, "imp#1")
+	if a != b || !strings.HasPrefix(a, "123005-") {
+		t.Errorf("DerivedID(12:30:05, imp#1) = %q then %q, want one ID starting 123005-", a, b)
+	}
+	if got, err := ParseID(a); err != nil || got != tod {
+		t.Errorf("ParseID(DerivedID) = %v, %v; want 12:30:05", got, err)
+	}
+	if c := DerivedID(tod, "imp#2"); c == a {
+		t.Errorf("DerivedID of two seeds = %q both", c)
+	}
+}

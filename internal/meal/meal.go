@@ -82,6 +82,11 @@ type Meal struct {
 	// before the first). Update and DeleteVersion are conditional on it as
 	// on Version, so no write made from an older read can drop a comment.
 	CommentRev int64 `dynamodbav:"comment_rev,omitempty" json:"-"`
+	// ImportID names the import of an export zip that claimed the row
+	// (import_id; user.Import.ID), "" for a meal saved any other way: a
+	// resumed import finds its own claims by it, and never takes another
+	// row for one (package account, import).
+	ImportID string `dynamodbav:"import_id,omitempty" json:"-"`
 }
 
 // Photo is a meal's photo as its row records it: the version of the

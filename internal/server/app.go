@@ -135,6 +135,9 @@ type App struct {
 	// Deletions runs account deletions; start-up resumes those a stop
 	// interrupted (ResumeAll).
 	Deletions *account.Deleter
+	// Imports runs imports of export zips; start-up resumes those a stop
+	// interrupted (ResumeAll).
+	Imports *account.Importer
 	// Moves runs the moves of accounts waiting for their owner to the
 	// subject that signed in for them; start-up resumes those a stop
 	// interrupted (ResumeAll).
@@ -156,7 +159,7 @@ type App struct {
 	variantsDone chan struct{}
 }
 
-// Close stops the background work (account deletions and moves, which
+// Close stops the background work (imports, account deletions and moves, which
 // the next start resumes, the monitor's count and orphan job, and the writer of
 // share opens, which writes what it holds first) and waits for it until
 // ctx ends. Call it once the HTTP server has stopped taking requests and
@@ -166,7 +169,7 @@ func (a *App) Close(ctx context.Context) error {
 	a.stopVariants()
 	var wg sync.WaitGroup
 	errs := make([]error, 5)
-	wg.Go(func() { errs[0] = a.Deletions.Close(ctx) })
+	wg.Go(func() { errs[0] = errors.Join(a.Imports.Close(ctx), a.Deletions.Close(ctx)) })
 	wg.Go(func() { errs[4] = a.Moves.Close(ctx) })
 	wg.Go(func() { errs[1] = a.Monitor.Close(ctx) })
 	wg.Go(func() {
@@ -254,9 +257,17 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Users: users, Meals: meals, Shares: shares, Invites: invites, Photos: photos, Cache: photoCache, HEIC: heic.Status, Admission: pipeline.Admission,
 		Clock: b.clock(now), Mode: string(cfg.Mode), Grace: cfg.OrphanGrace, Log: log,
 	})
+	var kick func(*meal.Meal)
+	if variants != nil {
+		kick = variants.Kick
+	}
+	importer := account.NewImporter(account.ImporterDeps{
+		Users: users, Meals: meals, Photos: photos, Process: pipeline.Process, Gate: gate,
+		Forget: photoCache.Forget, Kick: kick, Log: log, Now: now,
+	})
 	deleter := account.NewDeleter(account.DeleterDeps{
 		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites, Sessions: signedIn,
-		Log: log, Now: now,
+		Imports: importer, Log: log, Now: now,
 	})
 	mover := account.NewMover(account.MoverDeps{
 		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites, Sessions: signedIn,
@@ -346,19 +357,21 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			TrustedProxyHeader: cfg.TrustedProxyHeader,
 		}),
 		Account: account.NewHandler(account.Deps{
-			Users:        users,
-			Meals:        meals,
-			Shares:       shares,
-			Photos:       photos,
-			Deleter:      deleter,
-			SignOut:      authH.SignOut,
-			Sessions:     signedIn,
-			SessionID:    func(ctx context.Context) string { return user.SessionID(sessions.Token(ctx)) },
-			Pages:        pages,
-			Now:          now,
-			Log:          log,
-			BaseURL:      cfg.BaseURL,
-			IsAdminEmail: cfg.IsAdminEmail,
+			Users:          users,
+			Meals:          meals,
+			Shares:         shares,
+			Photos:         photos,
+			Deleter:        deleter,
+			SignOut:        authH.SignOut,
+			Sessions:       signedIn,
+			SessionID:      func(ctx context.Context) string { return user.SessionID(sessions.Token(ctx)) },
+			Pages:          pages,
+			Now:            now,
+			Log:            log,
+			BaseURL:        cfg.BaseURL,
+			IsAdminEmail:   cfg.IsAdminEmail,
+			Importer:       importer,
+			ImportMaxBytes: cfg.ImportMaxBytes,
 		}),
 		Admin: admin.NewHandler(admin.Deps{
 			Users:           users,
@@ -393,6 +406,6 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			variants.Run(variantsCtx)
 		}
 	}()
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, WebP: webp, Variants: variants, Deletions: deleter, Moves: mover, Monitor: monitor,
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, WebP: webp, Variants: variants, Deletions: deleter, Imports: importer, Moves: mover, Monitor: monitor,
 		Metrics: mx, Ready: ready, stopOpens: stopOpens, opensDone: opensDone, stopVariants: stopVariants, variantsDone: variantsDone}, nil
 }

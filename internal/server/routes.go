@@ -114,7 +114,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serve.Se
 // before the body is read) → the form limit of the route (every POST
 // route has one: form, or upload for the meal form with its photo; a
 // body over it is a 413, too many fields a 400, before the handler
-// runs). Static files, /healthz and /readyz sit before sessions
+// runs; the import of an export zip alone reads its body itself, within
+// limits of its own). Static files, /healthz and /readyz sit before sessions
 // and never set a cookie. Share recipients' routes (/s/…) never touch the
 // session at all: a recipient has no account, and a signed-in owner or
 // admin opening a link is treated exactly like anyone else.
@@ -268,6 +269,12 @@ func pages(d Deps, requests *metrics.Requests) *chi.Mux {
 			r.With(form).Post("/account/devices/{id}/sign-out", d.Pages.Handle(d.Account.EndDevice))
 			r.Get("/account/export.json", d.Pages.Handle(d.Account.Export))
 			r.Get("/account/export.zip", d.Pages.Handle(d.Account.ExportZip))
+			// The import reads its own body as it arrives (a zip of up to
+			// NDIRO_IMPORT_MAX_BYTES, streamed into the bucket), so it has
+			// its own limits instead of the form middleware's: the size
+			// limit, 10 small fields before the zip, multipart only.
+			r.Post(account.ImportPath, d.Pages.Handle(d.Account.Import))
+			r.Get(account.ImportPath, d.Pages.Handle(d.Account.ImportPage))
 			r.Get("/account/delete", d.Pages.Handle(d.Account.DeletePage))
 			r.With(form).Post("/account/delete", d.Pages.Handle(d.Account.Delete))
 

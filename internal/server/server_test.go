@@ -97,6 +97,7 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 		{admin, ms[0].ThumbURL()},
 		{admin, "/account"},
 		{admin, "/account/delete"},
+		{admin, "/account/import"},
 		{anon, "/account/deleted?t=unknown"},
 		{admin, "/admin/users"},
 		{admin, "/admin/invites"},

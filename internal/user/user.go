@@ -104,6 +104,10 @@ type User struct {
 	DeletionError     string     `dynamodbav:"deletion_error,omitempty"`
 	DeletionStartedAt *time.Time `dynamodbav:"deletion_started_at,omitempty"`
 
+	// Import is the account's last import of an export zip, running or
+	// finished (Store.StartImport); nil if it never imported one.
+	Import *Import `dynamodbav:"import,omitempty"`
+
 	// AwaitingOwner is when an admin or ndiro migrate marked the account
 	// as waiting for its owner (MarkAwaitingOwner: the first sign-in with
 	// its verified email moves it to the new subject); nil when not
