@@ -93,14 +93,9 @@ type DeleterDeps struct {
 // Deleter runs account deletions in the background, detached from the
 // request that asked for them, one run per account at a time.
 type Deleter struct {
-	d DeleterDeps
-	// stop is the runs' parent context; Close cancels it.
-	stop    context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	closed  bool
-	running map[string]chan struct{} // closed when the run ends
+	d    DeleterDeps
+	runs *runs
+	mu   sync.Mutex // guards d.Attempts and d.Backoff (SetRetry)
 
 	// The runs' counters (Stats).
 	started, finished, failed atomic.Int64
@@ -117,10 +112,7 @@ type DeleterStats struct {
 
 // Stats returns the deletion runs' counters.
 func (dl *Deleter) Stats() DeleterStats {
-	dl.mu.Lock()
-	running := len(dl.running)
-	dl.mu.Unlock()
-	return DeleterStats{Started: dl.started.Load(), Finished: dl.finished.Load(), Failed: dl.failed.Load(), Running: running}
+	return DeleterStats{Started: dl.started.Load(), Finished: dl.finished.Load(), Failed: dl.failed.Load(), Running: dl.runs.count()}
 }
 
 // NewDeleter returns a Deleter over d's stores.
@@ -134,8 +126,7 @@ func NewDeleter(d DeleterDeps) *Deleter {
 	if d.Timeout <= 0 {
 		d.Timeout = 30 * time.Minute
 	}
-	stop, cancel := context.WithCancel(context.Background())
-	return &Deleter{d: d, stop: stop, cancel: cancel, running: map[string]chan struct{}{}}
+	return &Deleter{d: d, runs: newRuns()}
 }
 
 // Close stops the runs going (each stops between two deletes; the users
@@ -143,18 +134,10 @@ func NewDeleter(d DeleterDeps) *Deleter {
 // more, then waits for them to return or ctx to end (ctx.Err()). Call it
 // when the server has stopped taking requests, before the stores close.
 func (dl *Deleter) Close(ctx context.Context) error {
-	dl.mu.Lock()
-	dl.closed = true
-	dl.mu.Unlock()
-	dl.cancel()
-	done := make(chan struct{})
-	go func() { dl.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("account: stop deletions: %w", ctx.Err())
+	if err := dl.runs.close(ctx); err != nil {
+		return fmt.Errorf("account: stop deletions: %w", err)
 	}
+	return nil
 }
 
 // SetRetry changes how many times a run is tried and the first pause
@@ -190,25 +173,10 @@ func (dl *Deleter) Start(ctx context.Context, userID string) (*user.User, error)
 // for one that stopped). It reports false if a run for userID is already
 // going, or the Deleter is closed.
 func (dl *Deleter) Resume(userID string) bool {
-	dl.mu.Lock()
-	defer dl.mu.Unlock()
-	if _, ok := dl.running[userID]; ok || dl.closed {
+	if !dl.runs.start(userID, func() { dl.run(userID) }) {
 		return false
 	}
-	done := make(chan struct{})
-	dl.running[userID] = done
 	dl.started.Add(1)
-	dl.wg.Add(1)
-	go func() {
-		defer dl.wg.Done()
-		defer func() {
-			dl.mu.Lock()
-			delete(dl.running, userID)
-			dl.mu.Unlock()
-			close(done)
-		}()
-		dl.run(userID)
-	}()
 	return true
 }
 
@@ -229,27 +197,11 @@ func (dl *Deleter) ResumeAll(ctx context.Context) (int, error) {
 }
 
 // Running reports whether a run for userID is going now.
-func (dl *Deleter) Running(userID string) bool {
-	dl.mu.Lock()
-	defer dl.mu.Unlock()
-	_, ok := dl.running[userID]
-	return ok
-}
+func (dl *Deleter) Running(userID string) bool { return dl.runs.active(userID) }
 
 // Wait blocks until no run for userID is going, or ctx ends.
 func (dl *Deleter) Wait(ctx context.Context, userID string) error {
-	dl.mu.Lock()
-	done, ok := dl.running[userID]
-	dl.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return dl.runs.wait(ctx, userID)
 }
 
 // run tries the sequence up to Attempts times, pausing with a doubling
@@ -264,7 +216,7 @@ func (dl *Deleter) run(userID string) {
 	attempts, pause := dl.d.Attempts, dl.d.Backoff
 	dl.mu.Unlock()
 	fullPause := pause
-	ctx, cancel := context.WithTimeout(dl.stop, dl.d.Timeout)
+	ctx, cancel := context.WithTimeout(dl.runs.stop, dl.d.Timeout)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
 		step, err := dl.runOnce(ctx, userID)
@@ -272,7 +224,7 @@ func (dl *Deleter) run(userID string) {
 			dl.finished.Add(1)
 			return
 		}
-		if dl.stop.Err() != nil {
+		if dl.runs.stop.Err() != nil {
 			dl.d.Log.Info("account deletion paused while ndiro stops; the next start resumes it", "user_id", userID, "step", string(step))
 			return
 		}
@@ -298,7 +250,7 @@ func (dl *Deleter) run(userID string) {
 		}
 		select {
 		case <-ctx.Done():
-			if dl.stop.Err() == nil {
+			if dl.runs.stop.Err() == nil {
 				dl.failed.Add(1) // out of time (DeleterDeps.Timeout)
 			}
 			return

@@ -112,13 +112,9 @@ type MoverDeps struct {
 // run per account at a time, detached from the sign-in that started
 // them. Runs are keyed by the new subject.
 type Mover struct {
-	d       MoverDeps
-	stop    context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	closed  bool
-	running map[string]chan struct{} // closed when the run ends
+	d    MoverDeps
+	runs *runs
+	mu   sync.Mutex // guards d.Attempts and d.Backoff (SetRetry)
 }
 
 // NewMover returns a Mover over d's stores.
@@ -132,8 +128,7 @@ func NewMover(d MoverDeps) *Mover {
 	if d.Timeout <= 0 {
 		d.Timeout = 6 * time.Hour
 	}
-	stop, cancel := context.WithCancel(context.Background())
-	return &Mover{d: d, stop: stop, cancel: cancel, running: map[string]chan struct{}{}}
+	return &Mover{d: d, runs: newRuns()}
 }
 
 // SetRetry changes how many times a run is tried and the first pause
@@ -172,25 +167,7 @@ func (mv *Mover) Start(ctx context.Context, old *user.User, newID string) (*user
 // already be moving. It reports false if a run for newID is going, or
 // the Mover is closed.
 func (mv *Mover) Resume(newID string) bool {
-	mv.mu.Lock()
-	defer mv.mu.Unlock()
-	if _, ok := mv.running[newID]; ok || mv.closed {
-		return false
-	}
-	done := make(chan struct{})
-	mv.running[newID] = done
-	mv.wg.Add(1)
-	go func() {
-		defer mv.wg.Done()
-		defer func() {
-			mv.mu.Lock()
-			delete(mv.running, newID)
-			mv.mu.Unlock()
-			close(done)
-		}()
-		mv.run(newID)
-	}()
-	return true
+	return mv.runs.start(newID, func() { mv.run(newID) })
 }
 
 // ResumeAll resumes every move not finished, as start-up does: each new
@@ -227,45 +204,21 @@ func (mv *Mover) ResumeAll(ctx context.Context) (int, error) {
 }
 
 // Running reports whether the move to newID is running now.
-func (mv *Mover) Running(newID string) bool {
-	mv.mu.Lock()
-	defer mv.mu.Unlock()
-	_, ok := mv.running[newID]
-	return ok
-}
+func (mv *Mover) Running(newID string) bool { return mv.runs.active(newID) }
 
 // Wait blocks until no run of the move to newID is going, or ctx ends.
 func (mv *Mover) Wait(ctx context.Context, newID string) error {
-	mv.mu.Lock()
-	done, ok := mv.running[newID]
-	mv.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return mv.runs.wait(ctx, newID)
 }
 
 // Close stops the runs going (each stops between two writes; the new row
 // names its step, so the next start resumes it) and starts no more, then
 // waits for them to return or ctx to end.
 func (mv *Mover) Close(ctx context.Context) error {
-	mv.mu.Lock()
-	mv.closed = true
-	mv.mu.Unlock()
-	mv.cancel()
-	done := make(chan struct{})
-	go func() { mv.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("account: stop moves: %w", ctx.Err())
+	if err := mv.runs.close(ctx); err != nil {
+		return fmt.Errorf("account: stop moves: %w", err)
 	}
+	return nil
 }
 
 // errNotMoving: a run for a row that is not the new row of a move, or
@@ -280,14 +233,14 @@ func (mv *Mover) run(newID string) {
 	attempts, pause := mv.d.Attempts, mv.d.Backoff
 	mv.mu.Unlock()
 	fullPause := pause
-	ctx, cancel := context.WithTimeout(mv.stop, mv.d.Timeout)
+	ctx, cancel := context.WithTimeout(mv.runs.stop, mv.d.Timeout)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
 		step, err := mv.runOnce(ctx, newID)
 		if err == nil {
 			return
 		}
-		if mv.stop.Err() != nil {
+		if mv.runs.stop.Err() != nil {
 			mv.d.Log.Info("account move paused while ndiro stops; the next start resumes it", "user_id", newID, "step", string(step))
 			return
 		}
