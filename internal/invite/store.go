@@ -314,20 +314,7 @@ func (s *Store) DeleteFor(ctx context.Context, userID string) (int, error) {
 		return 0, fmt.Errorf("invite: delete for user: empty user id")
 	}
 	name := expression.Name
-	filter := name("created_by").Equal(expression.Value(userID)).Or(name("claimed_by").Equal(expression.Value(userID)))
-	expr, err := expression.NewBuilder().WithFilter(filter).Build()
-	if err != nil {
-		return 0, fmt.Errorf("invite: delete for user: %w", err)
-	}
-	// Strongly consistent: an invite created just before the account was
-	// marked must be seen.
-	all, err := dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{
-		TableName:                 aws.String(s.table),
-		ConsistentRead:            aws.Bool(true),
-		FilterExpression:          expr.Filter(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
+	all, err := s.ofUser(ctx, userID)
 	if err != nil {
 		return 0, fmt.Errorf("invite: delete for user: %w", err)
 	}
@@ -409,6 +396,25 @@ func key(tok string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"invite_token": &types.AttributeValueMemberS{Value: tok}}
 }
 
+// ofUser returns every invite userID created or claimed, by a paged
+// Scan that is strongly consistent: an invite created just before the
+// account was marked (deleting, moving) must be seen.
+func (s *Store) ofUser(ctx context.Context, userID string) ([]Invite, error) {
+	name := expression.Name
+	filter := name("created_by").Equal(expression.Value(userID)).Or(name("claimed_by").Equal(expression.Value(userID)))
+	expr, err := expression.NewBuilder().WithFilter(filter).Build()
+	if err != nil {
+		return nil, err
+	}
+	return dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		ConsistentRead:            aws.Bool(true),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+}
+
 // MoveUser gives fromID's invites to toID (the move of an account to a
 // new subject): created_by of the invites they made and claimed_by of the
 // one they signed up with. A strongly consistent paged Scan finds them;
@@ -419,19 +425,7 @@ func (s *Store) MoveUser(ctx context.Context, fromID, toID string) (int, error) 
 	if fromID == "" || toID == "" {
 		return 0, fmt.Errorf("invite: move user: empty user id")
 	}
-	name := expression.Name
-	filter := name("created_by").Equal(expression.Value(fromID)).Or(name("claimed_by").Equal(expression.Value(fromID)))
-	expr, err := expression.NewBuilder().WithFilter(filter).Build()
-	if err != nil {
-		return 0, fmt.Errorf("invite: move user: %w", err)
-	}
-	all, err := dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{
-		TableName:                 aws.String(s.table),
-		ConsistentRead:            aws.Bool(true),
-		FilterExpression:          expr.Filter(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
+	all, err := s.ofUser(ctx, fromID)
 	if err != nil {
 		return 0, fmt.Errorf("invite: move user: %w", err)
 	}
@@ -442,8 +436,8 @@ func (s *Store) MoveUser(ctx context.Context, fromID, toID string) (int, error) 
 				continue
 			}
 			e, err := expression.NewBuilder().
-				WithCondition(name(attr).Equal(expression.Value(fromID))).
-				WithUpdate(expression.Set(name(attr), expression.Value(toID))).Build()
+				WithCondition(expression.Name(attr).Equal(expression.Value(fromID))).
+				WithUpdate(expression.Set(expression.Name(attr), expression.Value(toID))).Build()
 			if err != nil {
 				return moved, fmt.Errorf("invite: move user: %w", err)
 			}
