@@ -114,16 +114,29 @@ func (r *Result) add(name, problem string) {
 	r.Lines = append(r.Lines, name+": "+problem)
 }
 
+// cached returns the last problems while they are younger than
+// CacheFor.
+func (c *Checker) cached() ([]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.valid && c.now().Sub(c.at) < CacheFor {
+		return c.last, true
+	}
+	return nil, false
+}
+
 // backendProblems returns the cached problems, or runs the checks.
 func (c *Checker) backendProblems(ctx context.Context) ([]string, error) {
-	c.mu.Lock()
-	if c.valid && c.now().Sub(c.at) < CacheFor {
-		p := c.last
-		c.mu.Unlock()
+	if p, ok := c.cached(); ok {
 		return p, nil
 	}
-	c.mu.Unlock()
 	ch := c.flight.DoChan("backends", func() (any, error) {
+		// Looked at again inside the flight: a probe that found the
+		// cache empty may reach DoChan only after an earlier flight has
+		// filled it and ended, and must not start a second check.
+		if p, ok := c.cached(); ok {
+			return p, nil
+		}
 		p := c.runBackends()
 		c.mu.Lock()
 		c.last, c.at, c.valid = p, c.now(), true
