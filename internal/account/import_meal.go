@@ -171,6 +171,11 @@ func (j *importJob) photo(ctx context.Context, i int, m *meal.Meal, am *archive.
 	}
 	data, err := j.read(ref)
 	var refused *archive.Refusal
+	if errors.Is(err, photo.ErrNotFound) {
+		// A part of the staged zip is gone: the import ends here.
+		j.note(i, am, notePhoto, "Its photo could not be read: the uploaded zip was removed before the import finished. The meal is imported without it; importing the zip again adds it.")
+		return errZipGone
+	}
 	if errors.As(err, &refused) {
 		j.note(i, am, notePhoto, "Its photo could not be read from the zip ("+refused.Reason+"); the meal is imported without it.")
 		return nil

@@ -30,7 +30,8 @@ type (
 		Window(ctx context.Context, userID string, from, to meal.Date) ([]meal.Meal, error)
 	}
 	importObjects interface {
-		OpenRanged(ctx context.Context, ownerID, key string) (*photo.Ranged, error)
+		OpenStaged(ctx context.Context, ownerID string, st photo.Staged) (*photo.Ranged, error)
+		DeleteStaged(ctx context.Context, ownerID, prefix string) error
 		Put(ctx context.Context, key string, body []byte, v photo.Version) error
 		Delete(ctx context.Context, ownerID string, keys ...string) error
 	}
@@ -213,6 +214,10 @@ const importAttempts = 5
 // maxImportPause caps the pause between two tries.
 const maxImportPause = time.Minute
 
+// errZipGone: a part of the staged zip was gone when a meal's photo was
+// read from it; the run ends as failed (msgZipGone).
+var errZipGone = errors.New("account: import: the staged zip is gone")
+
 // errStopped: the run stopped because the account is being deleted.
 var errStopped = errors.New("account: import stopped: the account is being deleted")
 
@@ -263,16 +268,23 @@ func (im *Importer) fail(ctx context.Context, userID, msg string) {
 	im.finish(ctx, userID, &imp)
 }
 
-// finish saves imp, ended, and deletes its staged archive: a failure to
-// delete is logged (the deletion of the account, or local mode's sweep
-// after StagedTTL, removes it).
+// finish saves imp, ended, and deletes its staged archive (its parts, or
+// the one object an older version staged it as): a failure to delete is
+// logged (the deletion of the account, or local mode's sweep after
+// StagedTTL, removes it).
 func (im *Importer) finish(ctx context.Context, userID string, imp *user.Import) error {
 	now := im.d.Now().UTC()
 	imp.FinishedAt = &now
 	if err := im.d.Users.SaveImport(ctx, userID, *imp); err != nil {
 		return fmt.Errorf("account: import: save the end: %w", err)
 	}
-	if err := im.d.Photos.Delete(context.WithoutCancel(ctx), userID, imp.Key); err != nil {
+	var err error
+	if imp.Prefix != "" {
+		err = im.d.Photos.DeleteStaged(context.WithoutCancel(ctx), userID, imp.Prefix)
+	} else if imp.Key != "" {
+		err = im.d.Photos.Delete(context.WithoutCancel(ctx), userID, imp.Key)
+	}
+	if err != nil {
 		im.d.Log.Warn("staged import archive not deleted", "user_id", userID, "err", err)
 	}
 	im.d.Log.Info("import finished", "user_id", userID, "state", string(imp.State),
@@ -299,7 +311,10 @@ func (im *Importer) runOnce(ctx context.Context, userID string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := j.one(ctx, i, &meals[i]); err != nil {
+		if err := j.one(ctx, i, &meals[i]); errors.Is(err, errZipGone) {
+			imp.State, imp.Error = user.ImportFailed, msgZipGone
+			return saveError(im.finish(ctx, userID, imp))
+		} else if err != nil {
 			return err
 		}
 		imp.Next = i + 1
@@ -346,15 +361,20 @@ func (im *Importer) reopen(ctx context.Context, userID string) (*user.Import, *a
 	if im.d.Now().Sub(imp.StartedAt) > photo.StagedTTL {
 		return failed("The import did not finish within a week, and its zip was removed. Upload it again: the meals imported so far are skipped.")
 	}
-	ra, err := im.d.Photos.OpenRanged(ctx, userID, imp.Key)
-	if errors.Is(err, photo.ErrNotFound) {
-		return failed("The uploaded zip was removed before the import finished. Upload it again: the meals imported so far are skipped.")
+	if imp.Prefix == "" {
+		// Staged as one object by an older version: that layout is no
+		// longer read.
+		return failed(msgOlderStage)
 	}
+	ra, err := im.d.Photos.OpenStaged(ctx, userID, photo.Staged{Prefix: imp.Prefix, Size: imp.Size, Parts: imp.Parts, PartSize: imp.PartSize})
 	if err != nil {
 		return nil, nil, err
 	}
 	a, err := archive.Open(ra, ra.Size(), im.d.Limits)
 	var refused *archive.Refusal
+	if errors.Is(err, photo.ErrNotFound) {
+		return failed(msgZipGone)
+	}
 	if errors.As(err, &refused) {
 		// Checked before the import started: the object changed since.
 		return failed("The uploaded zip can no longer be read: " + refused.Reason)
@@ -364,6 +384,13 @@ func (im *Importer) reopen(ctx context.Context, userID string) (*user.Import, *a
 	}
 	return &imp, a, nil
 }
+
+// The messages of an import ended because its staged zip is gone or was
+// staged by an older version, for the result page.
+const (
+	msgZipGone    = "The uploaded zip was removed before the import finished. Upload it again: the meals imported so far are skipped."
+	msgOlderStage = "The import was started by an older version of ndiro, which kept the zip in a way this version no longer reads. Upload it again: the meals imported so far are skipped."
+)
 
 // saveError turns a save refused because the account is being deleted
 // (or the import replaced) into errStopped.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -66,6 +67,46 @@ func (a *Archive) Meals() []Meal { return a.meals }
 // take DefaultLimits. Anything refused is a *Refusal; any other error is
 // ra's.
 func Open(ra io.ReaderAt, size int64, lim Limits) (*Archive, error) {
+	k := &keepErr{ra: ra}
+	a, err := open(k, size, lim)
+	if err != nil {
+		// A read that failed may look like damage to the zip library:
+		// ra's error is the answer then, not a refusal.
+		if rerr := k.first(); rerr != nil {
+			return nil, rerr
+		}
+		return nil, err
+	}
+	return a, nil
+}
+
+// keepErr passes ReadAt through to ra and keeps the first error other
+// than io.EOF that ra returned.
+type keepErr struct {
+	ra  io.ReaderAt
+	mu  sync.Mutex
+	err error
+}
+
+func (k *keepErr) ReadAt(p []byte, off int64) (int, error) {
+	n, err := k.ra.ReadAt(p, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		k.mu.Lock()
+		if k.err == nil {
+			k.err = err
+		}
+		k.mu.Unlock()
+	}
+	return n, err
+}
+
+func (k *keepErr) first() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.err
+}
+
+func open(ra io.ReaderAt, size int64, lim Limits) (*Archive, error) {
 	lim = lim.withDefaults()
 	dir, err := readDirectory(ra, size)
 	if err != nil {

@@ -43,10 +43,19 @@ type Import struct {
 	// ID is the import's own (token.New); the meal IDs it claims are
 	// derived from it.
 	ID string `dynamodbav:"id"`
-	// Key is the staged archive's object key (photo.ImportKey), Size its
-	// length in bytes.
-	Key  string `dynamodbav:"key"`
-	Size int64  `dynamodbav:"size"`
+	// Prefix is where the staged archive's part objects are
+	// (photo.StagedPrefix), Size its length in bytes, Parts its number of
+	// part objects and PartSize the length of each but the last
+	// (photo.Staged).
+	Prefix   string `dynamodbav:"prefix,omitempty"`
+	Size     int64  `dynamodbav:"size"`
+	Parts    int    `dynamodbav:"parts,omitempty"`
+	PartSize int64  `dynamodbav:"part_size,omitempty"`
+	// Key is the one object an older version staged the archive as
+	// (pending/{user}/import/{id}.zip), set only on an import it started
+	// and Prefix then empty: the import ends as failed, asking for the
+	// zip again (account.Importer).
+	Key string `dynamodbav:"key,omitempty"`
 	// State is running, done or failed; Error, for failed, says why.
 	State ImportState `dynamodbav:"state"`
 	Error string      `dynamodbav:"error,omitempty"`

@@ -19,7 +19,7 @@ func TestImportState(t *testing.T) {
 	w := newStore(t)
 	w.create(t, "u1")
 	start := w.clock.Now().UTC()
-	imp := user.Import{ID: "imp1", Key: "pending/u1/import/imp1.zip", Size: 100, State: user.ImportRunning, Total: 3, StartedAt: start}
+	imp := user.Import{ID: "imp1", Prefix: "pending/u1/import/imp1/", Size: 100, Parts: 1, PartSize: 8 << 20, State: user.ImportRunning, Total: 3, StartedAt: start}
 	if err := w.s.StartImport(ctx, "u1", imp); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,188 @@
+package account_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/google/go-cmp/cmp"
+
+	"ndiro/internal/account"
+	"ndiro/internal/apptest"
+	"ndiro/internal/localenv"
+	"ndiro/internal/photo"
+	"ndiro/internal/user"
+)
+
+// waitImport waits for the import of uid on app to end and returns the
+// users row's import.
+func waitImport(t *testing.T, app *apptest.App, uid string) *user.Import {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := app.Imports.Wait(ctx, uid); err != nil {
+		t.Fatal(err)
+	}
+	u, err := app.Users.Get(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Import
+}
+
+// TestImportPartGoneBeforeTheRun: an import stopped after two meals (as a
+// crash would stop it) whose staged parts are gone when start-up resumes
+// it (local mode's sweep, the bucket's lifecycle rule) ends as failed,
+// without trying again,
+// with the message that asks for the zip again, and adds nothing to the
+// two meals it had imported whole.
+func TestImportPartGoneBeforeTheRun(t *testing.T) {
+	t.Parallel()
+	src := apptest.New(t)
+	body := exportZip(t, diaryOwner(t, src))
+
+	dir := t.TempDir()
+	a := apptest.New(t, apptest.Options{DataDir: dir})
+	a.Objects.SetStagePartSize(1 << 10)
+	c := a.Client()
+	c.SignIn(adminEmail)
+	killed := make(chan struct{})
+	var once sync.Once
+	a.Imports.SetPace(3, func(ctx context.Context, i int) {
+		if i == 1 {
+			once.Do(func() { close(killed) })
+			<-ctx.Done()
+		}
+	})
+	if resp := postImport(c, body); resp.StatusCode != 303 {
+		t.Fatalf("POST %s = %d; %s", account.ImportPath, resp.StatusCode, resp.Text("main"))
+	}
+	<-killed
+	uid := localenv.Subject(adminEmail)
+	before, err := a.Meals.All(t.Context(), uid)
+	if err != nil || len(before) != 2 {
+		t.Fatalf("meals when the import is stopped = %d, %v; want 2", len(before), err)
+	}
+	a.Stop()
+
+	b := apptest.New(t, apptest.Options{DataDir: dir})
+	u, err := b.Users.Get(t.Context(), uid)
+	if err != nil || !u.Import.Running() || u.Import.Parts < 2 {
+		t.Fatalf("users row after the stop: %+v, %v; want the import running, its zip in parts", u.Import, err)
+	}
+	if err := b.Objects.DeleteStaged(t.Context(), uid, u.Import.Prefix); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.Imports.ResumeAll(t.Context()); err != nil || n != 1 {
+		t.Fatalf("ResumeAll = %d, %v; want 1", n, err)
+	}
+	imp := waitImport(t, b, uid)
+	if imp.State != user.ImportFailed || !strings.Contains(imp.Error, "zip was removed before the import finished") {
+		t.Errorf("import = %s %q; want failed, saying the zip was removed", imp.State, imp.Error)
+	}
+	after, err := b.Meals.All(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(contents(before), contents(after)); d != "" {
+		t.Errorf("meals after the failed resume (-before +after):\n%s", d)
+	}
+	if keys := objectsOf(t, b, "pending/"+uid); len(keys) != 0 {
+		t.Errorf("objects left under pending/: %v; want the staged parts removed", keys)
+	}
+}
+
+// TestImportPartGoneMidRun: the staged parts deleted while the import
+// runs (after its first meal) end it as failed when the next meal's photo
+// is read, with the zip-removed message; the meal whose claim was made
+// is kept without its photo and noted so, and no meal after it is
+// imported.
+func TestImportPartGoneMidRun(t *testing.T) {
+	t.Parallel()
+	src := apptest.New(t)
+	body := exportZip(t, diaryOwner(t, src))
+
+	app := apptest.New(t)
+	// Parts of 1 KiB: the block cache (16 blocks, one part each) holds
+	// 16 KiB of the zip, less than a photo.
+	app.Objects.SetStagePartSize(1 << 10)
+	c := app.Client()
+	c.SignIn(adminEmail)
+	uid := localenv.Subject(adminEmail)
+	var once sync.Once
+	app.Imports.SetPace(1, func(ctx context.Context, i int) {
+		once.Do(func() {
+			u, err := app.Users.Get(ctx, uid)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := app.Objects.DeleteStaged(ctx, uid, u.Import.Prefix); err != nil {
+				t.Error(err)
+			}
+		})
+	})
+	if resp := postImport(c, body); resp.StatusCode != 303 {
+		t.Fatalf("POST %s = %d; %s", account.ImportPath, resp.StatusCode, resp.Text("main"))
+	}
+	imp := waitImport(t, app, uid)
+	if imp.State != user.ImportFailed || !strings.Contains(imp.Error, "zip was removed before the import finished") {
+		t.Errorf("import = %s %q; want failed, saying the zip was removed", imp.State, imp.Error)
+	}
+	// Meal 0 (12:30, with its photo) whole; meal 1 (19:05) claimed, its
+	// photo never read, and noted.
+	ms, err := app.Meals.All(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNow := []string{"2026-09-01 12:30:00 lunch lentil soup\nand bread photo", "2026-09-01 19:05:00 dinner risotto no photo"}
+	if d := cmp.Diff(wantNow, contents(ms)); d != "" {
+		t.Errorf("meals after the failed import (-want +got):\n%s", d)
+	}
+	if len(imp.Notes) != 1 || imp.Notes[0].Index != 1 || imp.Notes[0].Kind != "photo" || !strings.Contains(imp.Notes[0].Msg, "zip was removed") {
+		t.Errorf("notes = %+v; want one photo note on meal 1 saying the zip was removed", imp.Notes)
+	}
+	if keys := objectsOf(t, app, "pending/"+uid); len(keys) != 0 {
+		t.Errorf("objects left under pending/: %v; want none", keys)
+	}
+	page := c.Get(account.ImportPath)
+	if text := page.Text("main"); !strings.Contains(text, "zip was removed before the import finished") {
+		t.Errorf("import page does not say why it failed:\n%s", text)
+	}
+
+}
+
+// TestImportStagedByAnOlderVersion: an import a version staging the zip
+// as one object left running (its state has Key, no Prefix) ends, when
+// resumed, as failed with a message asking for the zip again, and its
+// object is deleted.
+func TestImportStagedByAnOlderVersion(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	c := app.Client()
+	c.SignIn(adminEmail)
+	uid := localenv.Subject(adminEmail)
+	key := photo.ImportPrefix(uid) + "old1.zip"
+	if _, err := app.Env.S3.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(importBucket), Key: aws.String(key), Body: bytes.NewReader([]byte("PK"))}); err != nil {
+		t.Fatal(err)
+	}
+	old := user.Import{ID: "old1", Key: key, Size: 2, State: user.ImportRunning, Total: 3, StartedAt: app.Clock.Now().UTC()}
+	if err := app.Users.StartImport(t.Context(), uid, old); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := app.Imports.ResumeAll(t.Context()); err != nil || n != 1 {
+		t.Fatalf("ResumeAll = %d, %v; want 1", n, err)
+	}
+	imp := waitImport(t, app, uid)
+	if imp.State != user.ImportFailed || !strings.Contains(imp.Error, "older version of ndiro") || !strings.Contains(imp.Error, "Upload it again") {
+		t.Errorf("import = %s %q; want failed, naming the older version and asking for the zip again", imp.State, imp.Error)
+	}
+	if keys := objectsOf(t, app, "pending/"+uid); len(keys) != 0 {
+		t.Errorf("objects left under pending/: %v; want the old staged zip deleted", keys)
+	}
+}
