@@ -3,6 +3,8 @@ package account_test
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -101,11 +103,16 @@ func TestImportPartGoneBeforeTheRun(t *testing.T) {
 // runs (after its first meal) end it as failed when the next meal's photo
 // is read, with the zip-removed message; the meal whose claim was made
 // is kept without its photo and noted so, and no meal after it is
-// imported.
+// imported. Importing the zip again gives that claim its photo, adds
+// the rest, and leaves the first meal's photo as it was.
 func TestImportPartGoneMidRun(t *testing.T) {
 	t.Parallel()
 	src := apptest.New(t)
 	body := exportZip(t, diaryOwner(t, src))
+	want, err := src.Meals.All(t.Context(), localenv.Subject(adminEmail))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	app := apptest.New(t)
 	// Parts of 1 KiB: the block cache (16 blocks, one part each) holds
@@ -154,7 +161,58 @@ func TestImportPartGoneMidRun(t *testing.T) {
 	if text := page.Text("main"); !strings.Contains(text, "zip was removed before the import finished") {
 		t.Errorf("import page does not say why it failed:\n%s", text)
 	}
+	lunch := photoETags(t, app, ms[:1])
 
+	// The same zip again: 19:05's claim gets its photo, the other two are
+	// added, and 12:30's photo is not touched.
+	app.Imports.SetPace(1, nil)
+	importAndWait(t, app, c, body)
+	got, err := app.Meals.All(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(contents(want), contents(got)); d != "" {
+		t.Errorf("meals after importing the zip again (-zip +diary):\n%s", d)
+	}
+	if got[1].ID != ms[1].ID {
+		t.Errorf("19:05 after importing again is meal %s, want the claim %s given its photo", got[1].ID, ms[1].ID)
+	}
+	if d := cmp.Diff(lunch, photoETags(t, app, got[:1])); d != "" {
+		t.Errorf("12:30's photo objects after importing again (-before +after):\n%s", d)
+	}
+	u, err := app.Users.Get(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if imp := u.Import; imp.State != user.ImportDone || imp.Imported != 3 || imp.Skipped != 1 {
+		t.Errorf("second import = %s, %d imported, %d skipped; want done, 3 imported (19:05's photo, 08:00, 16:00), 1 skipped", imp.State, imp.Imported, imp.Skipped)
+	}
+}
+
+// TestImportLeavesTheOwnersMealsPhotoless: a meal the owner wrote, the
+// same as one of the zip's but without its photo, is skipped and not
+// given the zip's photo: only an import's own claim is.
+func TestImportLeavesTheOwnersMealsPhotoless(t *testing.T) {
+	t.Parallel()
+	src := apptest.New(t)
+	body := exportZip(t, diaryOwner(t, src))
+
+	app := apptest.New(t)
+	c := app.Client()
+	c.SignIn(adminEmail)
+	uid := localenv.Subject(adminEmail)
+	lunch := url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}, "notes": {"lentil soup\nand bread"}, "kcal": {"512.5"}, "protein_g": {"21"}, "carbs_g": {"60.5"}, "fat_g": {"9"}, "hunger": {"4"}, "fullness": {"2"}}
+	if resp := c.PostMultipart("/meals", lunch); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add meal = %d; %s", resp.StatusCode, resp.Text("main"))
+	}
+	importAndWait(t, app, c, body)
+	ms, err := app.Meals.All(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 4 || ms[0].Time != "12:30:00" || ms[0].HasPhoto() || ms[0].ImportID != "" {
+		t.Errorf("meals after the import = %v; want the owner's 12:30 still without a photo, and 3 imported", contents(ms))
+	}
 }
 
 // TestImportStagedByAnOlderVersion: an import a version staging the zip
