@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/go-cmp/cmp"
+	"github.com/oauth2-proxy/mockoidc"
 
 	"ndiro/internal/account"
 	"ndiro/internal/apptest"
@@ -242,5 +243,87 @@ func TestImportStagedByAnOlderVersion(t *testing.T) {
 	}
 	if keys := objectsOf(t, app, "pending/"+uid); len(keys) != 0 {
 		t.Errorf("objects left under pending/: %v; want the old staged zip deleted", keys)
+	}
+}
+
+// TestMoveEndsTheImport: an account moved to a new subject while its
+// import runs stops the import before the move copies anything, and the
+// new account's import page shows it failed, saying the account moved and
+// to import again, with the counts of its last save; importing the
+// zip again there ends with exactly the zip's meals.
+func TestMoveEndsTheImport(t *testing.T) {
+	t.Parallel()
+	src := apptest.New(t)
+	body := exportZip(t, diaryOwner(t, src))
+	want, err := src.Meals.All(t.Context(), localenv.Subject(adminEmail))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	app := apptest.New(t)
+	app.Moves.SetRetry(1, time.Millisecond)
+	c := app.Client()
+	c.SignIn(adminEmail)
+	oldID := localenv.Subject(adminEmail)
+	first := make(chan struct{})
+	var once sync.Once
+	app.Imports.SetPace(1, func(ctx context.Context, i int) {
+		if i == 1 { // meal 0 saved, meal 1 done but not yet saved
+			once.Do(func() { close(first) })
+			<-ctx.Done() // until something stops the run
+		}
+	})
+	if resp := postImport(c, body); resp.StatusCode != 303 {
+		t.Fatalf("POST %s = %d; %s", account.ImportPath, resp.StatusCode, resp.Text("main"))
+	}
+	<-first
+	if err := app.Users.MarkAwaitingOwner(t.Context(), oldID, app.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	app.Env.NextSignIn(&mockoidc.MockUser{Subject: newSub, Email: adminEmail, EmailVerified: true})
+	nc := app.Client()
+	if resp := nc.SignInVia("/login", "ignored@example.com"); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in of the new subject = %d; %s", resp.StatusCode, resp.Body)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := app.Moves.Wait(ctx, newSub); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Imports.Wait(ctx, oldID); err != nil {
+		t.Fatalf("the old account's import still runs after the move: %v", err)
+	}
+	u, err := app.Users.Get(t.Context(), newSub)
+	if err != nil || !u.Active() {
+		t.Fatalf("new row after the move = %+v, %v; want active", u, err)
+	}
+	if imp := u.Import; imp == nil || imp.State != user.ImportFailed || imp.Imported != 1 || imp.Next != 1 ||
+		!strings.Contains(imp.Error, "account moved to a new sign-in") || !strings.Contains(imp.Error, "Import the zip again") {
+		t.Errorf("import on the new row = %+v; want failed as last saved, after 1 meal, saying the account moved and to import again", imp)
+	}
+	if keys := objectsOf(t, app, oldID); len(keys) != 0 {
+		t.Errorf("objects of the old account after the move: %v; want none (its staged zip too)", keys)
+	}
+	if ms, err := app.Meals.All(t.Context(), newSub); err != nil || len(ms) != 2 {
+		t.Errorf("meals of the new account = %v, %v; want the two imported before the move", contents(ms), err)
+	}
+	if text := nc.Get(account.ImportPath).Text("main"); !strings.Contains(text, "account moved to a new sign-in") {
+		t.Errorf("import page of the new account does not say the move stopped it:\n%s", text)
+	}
+
+	app.Imports.SetPace(1, nil)
+	resp := postImport(nc, body)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("POST %s again = %d; %s", account.ImportPath, resp.StatusCode, resp.Text("main"))
+	}
+	if imp := waitImport(t, app, newSub); imp.State != user.ImportDone || imp.Skipped != 2 || imp.Imported != 2 {
+		t.Errorf("import again = %+v; want done, 2 skipped, 2 imported", imp)
+	}
+	got, err := app.Meals.All(t.Context(), newSub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(contents(want), contents(got)); d != "" {
+		t.Errorf("meals after importing again (-zip +diary):\n%s", d)
 	}
 }

@@ -274,7 +274,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	})
 	mover := account.NewMover(account.MoverDeps{
 		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites, Sessions: signedIn,
-		Log: log,
+		Imports: importer, Log: log, Now: now,
 	})
 
 	// Unknown invite tokens count against one allowance per address,

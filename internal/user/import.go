@@ -159,6 +159,28 @@ func (s *Store) SaveImport(ctx context.Context, id string, imp Import) error {
 	return s.update(ctx, "save import", id, cond, expression.Set(n("import"), expression.Value(av)))
 }
 
+// MovedImport records imp, ended, as the import of the account id, the
+// new row of a move from fromID (status moving, move_from fromID:
+// ErrState otherwise, ErrNotFound without a row), with one conditional
+// UpdateItem: the import the old account was running when the move
+// stopped it, so that the owner finds it on the import page of the
+// account they sign in to. A re-run writes the same import again; the row
+// may hold no other import (ErrState).
+func (s *Store) MovedImport(ctx context.Context, id, fromID string, imp Import) error {
+	if imp.ID == "" || imp.Running() {
+		return fmt.Errorf("user: moved import: want an ended import with an ID")
+	}
+	av, err := attributevalue.Marshal(imp)
+	if err != nil {
+		return fmt.Errorf("user: moved import: encode: %w", err)
+	}
+	n := expression.Name
+	cond := n("status").Equal(expression.Value(StatusMoving)).
+		And(n("move_from").Equal(expression.Value(fromID))).
+		And(expression.AttributeNotExists(n("import")).Or(n("import.id").Equal(expression.Value(imp.ID))))
+	return s.update(ctx, "moved import", id, cond, expression.Set(n("import"), expression.Value(av)))
+}
+
 // ListImporting returns every user whose import is running, by paged
 // Scan (start-up resumes them).
 func (s *Store) ListImporting(ctx context.Context) ([]User, error) {
