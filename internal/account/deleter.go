@@ -173,7 +173,7 @@ func (dl *Deleter) Start(ctx context.Context, userID string) (*user.User, error)
 // for one that stopped). It reports false if a run for userID is already
 // going, or the Deleter is closed.
 func (dl *Deleter) Resume(userID string) bool {
-	if !dl.runs.start(userID, func() { dl.run(userID) }) {
+	if !dl.runs.start(userID, func(context.Context) { dl.run(userID) }) {
 		return false
 	}
 	dl.started.Add(1)

@@ -51,13 +51,13 @@ func importLimiter(now func() time.Time) *limit.Limiter {
 // Import takes an export zip (the multipart file field "archive") into
 // the signed-in owner's diary. It is a route of its own, outside the form
 // middleware and its 25 MB limit (routes.go): the body is read here as
-// it arrives, the zip streamed into the object
-// pending/{user}/import/{id}.zip (photo.Store.Stage, one 8 MiB buffer)
+// it arrives, the zip streamed into part objects under
+// pending/{user}/import/{id}/ (photo.Store.Stage, one 8 MiB buffer)
 // within NDIRO_IMPORT_MAX_BYTES (413, a declared length refused before
 // any byte is read), then opened through ranged reads
-// (photo.Store.OpenRanged) and checked whole by archive.Open and
+// (photo.Store.OpenStaged) and checked whole by archive.Open and
 // checkMeals. Any refusal is a 4xx page with its reason, the staged
-// object deleted and nothing imported: 422 for a zip that is not a
+// parts deleted and nothing imported: 422 for a zip that is not a
 // sound export, 400 for a form without the zip, 415 for no multipart
 // form, 409 while another import runs, 429 past ImportBurst uploads.
 // A zip taken is recorded on the users row (user.Store.StartImport: the
@@ -92,25 +92,25 @@ func (h *Handler) Import(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := token.New()
-	key := photo.ImportKey(u.ID, id)
-	size, err := h.stage(ctx, u.ID, key, part)
+	st, err := h.stage(ctx, u.ID, photo.StagedPrefix(u.ID, id), part)
 	if err != nil {
 		return err
 	}
-	total, err := h.check(ctx, u.ID, key)
+	total, err := h.check(ctx, u.ID, st)
 	if err != nil {
-		h.unstage(ctx, u.ID, key)
+		h.unstage(ctx, u.ID, st.Prefix)
 		return err
 	}
-	imp := user.Import{ID: id, Key: key, Size: size, State: user.ImportRunning, Total: total, StartedAt: h.now().UTC()}
+	imp := user.Import{ID: id, Prefix: st.Prefix, Size: st.Size, Parts: st.Parts, PartSize: st.PartSize,
+		State: user.ImportRunning, Total: total, StartedAt: h.now().UTC()}
 	if err := h.users.StartImport(ctx, u.ID, imp); err != nil {
-		h.unstage(ctx, u.ID, key)
+		h.unstage(ctx, u.ID, st.Prefix)
 		if errors.Is(err, user.ErrImportRunning) {
 			return errImportRunning
 		}
 		return err
 	}
-	h.log.Info("import started", "user_id", u.ID, "bytes", size)
+	h.log.Info("import started", "user_id", u.ID, "bytes", st.Size, "parts", st.Parts)
 	h.importer.Start(u.ID)
 	web.Redirect(w, r, ImportPath)
 	return nil
@@ -169,34 +169,34 @@ func archivePart(mr *multipart.Reader) (*multipart.Part, error) {
 	}
 }
 
-// stage streams part into key and returns its size: 413 past the limit,
-// 400 for an upload cut off, an empty file 422; the bucket's errors as
-// they are. Nothing is left at key on an error.
-func (h *Handler) stage(ctx context.Context, userID, key string, part io.Reader) (int64, error) {
+// stage streams part into part objects under prefix and returns where
+// they are: 413 past the limit, 400 for an upload cut off, an empty file
+// 422; the bucket's errors as they are. Nothing is left under prefix on
+// an error (Stage deletes the parts it put).
+func (h *Handler) stage(ctx context.Context, userID, prefix string, part io.Reader) (photo.Staged, error) {
 	src := &readErr{r: part}
-	size, err := h.photos.Stage(ctx, userID, key, src, h.importMax)
+	st, err := h.photos.Stage(ctx, userID, prefix, src, h.importMax)
 	var mb *http.MaxBytesError
 	switch {
 	case errors.Is(err, photo.ErrStageTooLarge) || errors.As(err, &mb):
-		return 0, h.tooLarge()
+		return photo.Staged{}, h.tooLarge()
 	case src.err != nil:
-		return 0, &web.Error{Status: http.StatusBadRequest, Title: "Upload cut off",
+		return photo.Staged{}, &web.Error{Status: http.StatusBadRequest, Title: "Upload cut off",
 			Msg: "The zip did not arrive whole: the upload was cut off. Nothing was imported; send it again.", Err: src.err}
 	case err != nil:
-		return 0, err
-	case size == 0:
-		h.unstage(ctx, userID, key)
-		return 0, refusedZip("the file is empty")
+		return photo.Staged{}, err
+	case st.Size == 0:
+		return photo.Staged{}, refusedZip("the file is empty")
 	}
-	return size, nil
+	return st, nil
 }
 
 // check opens the staged zip through ranged reads and holds it to the
 // format (archive.Open) and to the diary's rules (checkMeals), and
 // returns its number of meals: a 422 with the reason, or the bucket's
 // error.
-func (h *Handler) check(ctx context.Context, userID, key string) (int, error) {
-	ra, err := h.photos.OpenRanged(ctx, userID, key)
+func (h *Handler) check(ctx context.Context, userID string, st photo.Staged) (int, error) {
+	ra, err := h.photos.OpenStaged(ctx, userID, st)
 	if err != nil {
 		return 0, err
 	}
@@ -220,11 +220,11 @@ func refusedZip(reason string) error {
 		Msg: "This zip cannot be imported, and nothing of it was: " + reason + "."}
 }
 
-// unstage deletes a staged zip, detached from the request (a client gone
-// must not leave it); a failure is logged (the account deletion and
-// local mode's sweep remove what is left).
-func (h *Handler) unstage(ctx context.Context, userID, key string) {
-	if err := h.photos.Delete(context.WithoutCancel(ctx), userID, key); err != nil {
+// unstage deletes a staged zip's parts, detached from the request (a
+// client gone must not leave them); a failure is logged (the account
+// deletion and local mode's sweep remove what is left).
+func (h *Handler) unstage(ctx context.Context, userID, prefix string) {
+	if err := h.photos.DeleteStaged(context.WithoutCancel(ctx), userID, prefix); err != nil {
 		h.log.Warn("refused import archive not deleted", "user_id", userID, "err", err)
 	}
 }

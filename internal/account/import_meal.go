@@ -49,8 +49,12 @@ const (
 //     the run goes on with its photo;
 //  2. the same meal in the diary already (same date, time and
 //     archive.ContentKey, not claimed by this import): skipped, so an
-//     archive imported twice adds nothing; a different meal at the same
-//     date and time is a conflict, noted, and both are kept;
+//     archive imported twice adds nothing, unless it is an earlier
+//     import's claim (meal.Meal.ImportID set) still without the photo the
+//     archive has (that import failed between claim and photo): the run
+//     goes on with its photo, as in 1; a meal the owner wrote is never
+//     given one. A different meal at the same date and time is a
+//     conflict, noted, and both are kept;
 //  3. the claim: the meals row, with no photo, created conditionally at
 //     the first free derived ID;
 //  4. only then its photo's objects, under the claimed row's keys, and
@@ -93,6 +97,13 @@ func (j *importJob) one(ctx context.Context, i int, am *archive.Meal) error {
 			continue
 		}
 		if contentKey(other) == key {
+			if other.ImportID != "" && !other.HasPhoto() && am.Photo != nil && !am.Photo.Missing {
+				// An earlier import's claim of this meal whose photo step
+				// failed: the claim is there, so its photo goes in now.
+				claim := *other
+				j.imp.Imported++
+				return j.photo(ctx, i, &claim, am)
+			}
 			j.imp.Skipped++
 			return nil
 		}
@@ -171,6 +182,11 @@ func (j *importJob) photo(ctx context.Context, i int, m *meal.Meal, am *archive.
 	}
 	data, err := j.read(ref)
 	var refused *archive.Refusal
+	if errors.Is(err, photo.ErrNotFound) {
+		// A part of the staged zip is gone: the import ends here.
+		j.note(i, am, notePhoto, "Its photo could not be read: the uploaded zip was removed before the import finished. The meal is imported without it; importing the zip again adds it.")
+		return errZipGone
+	}
 	if errors.As(err, &refused) {
 		j.note(i, am, notePhoto, "Its photo could not be read from the zip ("+refused.Reason+"); the meal is imported without it.")
 		return nil

@@ -30,7 +30,8 @@ type (
 		Window(ctx context.Context, userID string, from, to meal.Date) ([]meal.Meal, error)
 	}
 	importObjects interface {
-		OpenRanged(ctx context.Context, ownerID, key string) (*photo.Ranged, error)
+		OpenStaged(ctx context.Context, ownerID string, st photo.Staged) (*photo.Ranged, error)
+		DeleteStaged(ctx context.Context, ownerID, prefix string) error
 		Put(ctx context.Context, key string, body []byte, v photo.Version) error
 		Delete(ctx context.Context, ownerID string, keys ...string) error
 	}
@@ -65,21 +66,13 @@ type ImporterDeps struct {
 // looked at again, and those it had claimed already are found by their
 // derived IDs (importMeal), so nothing is imported twice.
 type Importer struct {
-	d       ImporterDeps
-	stop    context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	d    ImporterDeps
+	runs *runs
+	// mu guards every, after and backoff (SetPace).
 	mu      sync.Mutex
-	closed  bool
-	running map[string]*importRun
 	every   int
 	after   func(ctx context.Context, index int)
 	backoff time.Duration
-}
-
-type importRun struct {
-	cancel context.CancelFunc
-	done   chan struct{}
 }
 
 // SaveEvery is how many meals an import runs between two saves of its
@@ -88,8 +81,7 @@ const SaveEvery = 10
 
 // NewImporter returns an Importer over d's stores.
 func NewImporter(d ImporterDeps) *Importer {
-	stop, cancel := context.WithCancel(context.Background())
-	return &Importer{d: d, stop: stop, cancel: cancel, running: map[string]*importRun{}, every: SaveEvery, backoff: 2 * time.Second}
+	return &Importer{d: d, runs: newRuns(), every: SaveEvery, backoff: 2 * time.Second}
 }
 
 // SetPace changes how many meals run between saves (every ≥ 1) and sets
@@ -105,27 +97,7 @@ func (im *Importer) SetPace(every int, after func(ctx context.Context, index int
 // Start runs the import recorded on userID's row in the background; it
 // reports false if one is running already or the Importer is closed.
 func (im *Importer) Start(userID string) bool {
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	if _, ok := im.running[userID]; ok || im.closed {
-		return false
-	}
-	ctx, cancel := context.WithCancel(im.stop)
-	run := &importRun{cancel: cancel, done: make(chan struct{})}
-	im.running[userID] = run
-	im.wg.Add(1)
-	go func() {
-		defer im.wg.Done()
-		defer func() {
-			cancel()
-			im.mu.Lock()
-			delete(im.running, userID)
-			im.mu.Unlock()
-			close(run.done)
-		}()
-		im.run(ctx, userID)
-	}()
-	return true
+	return im.runs.start(userID, func(ctx context.Context) { im.run(ctx, userID) })
 }
 
 // ResumeAll starts every import a users row records as running, as
@@ -145,64 +117,29 @@ func (im *Importer) ResumeAll(ctx context.Context) (int, error) {
 }
 
 // Running reports whether an import of userID is running now.
-func (im *Importer) Running(userID string) bool {
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	_, ok := im.running[userID]
-	return ok
-}
+func (im *Importer) Running(userID string) bool { return im.runs.active(userID) }
 
 // Stop cancels the import of userID, if one runs, and waits until it has
-// returned or ctx ends (ctx.Err()). The account deletion calls it first:
-// the run stops between two writes, and its state is not saved again.
+// returned or ctx ends (ctx.Err()). The account deletion and the account
+// move call it: the run stops between two writes, and its state is not
+// saved again.
 func (im *Importer) Stop(ctx context.Context, userID string) error {
-	im.mu.Lock()
-	run, ok := im.running[userID]
-	im.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	run.cancel()
-	select {
-	case <-run.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return im.runs.end(ctx, userID)
 }
 
 // Wait blocks until no import of userID runs, or ctx ends.
 func (im *Importer) Wait(ctx context.Context, userID string) error {
-	im.mu.Lock()
-	run, ok := im.running[userID]
-	im.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	select {
-	case <-run.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return im.runs.wait(ctx, userID)
 }
 
 // Close stops every run (each between two meals; the users rows keep
 // their last save, so the next start resumes them) and starts no more,
 // then waits for them or ctx (ctx.Err()).
 func (im *Importer) Close(ctx context.Context) error {
-	im.mu.Lock()
-	im.closed = true
-	im.mu.Unlock()
-	im.cancel()
-	done := make(chan struct{})
-	go func() { im.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("account: stop imports: %w", ctx.Err())
+	if err := im.runs.close(ctx); err != nil {
+		return fmt.Errorf("account: stop imports: %w", err)
 	}
+	return nil
 }
 
 // Attempts of a run: a failure that is not the storage refusing writes
@@ -213,8 +150,13 @@ const importAttempts = 5
 // maxImportPause caps the pause between two tries.
 const maxImportPause = time.Minute
 
-// errStopped: the run stopped because the account is being deleted.
-var errStopped = errors.New("account: import stopped: the account is being deleted")
+// errZipGone: a part of the staged zip was gone when a meal's photo was
+// read from it; the run ends as failed (msgZipGone).
+var errZipGone = errors.New("account: import: the staged zip is gone")
+
+// errStopped: the run stopped because the account is being deleted or
+// moved.
+var errStopped = errors.New("account: import stopped: the account is being deleted or moved")
 
 // run tries the import until it ends: a write storage refused (a full
 // disk, the lease not held: storage.Refused) or a call that got no answer
@@ -263,16 +205,23 @@ func (im *Importer) fail(ctx context.Context, userID, msg string) {
 	im.finish(ctx, userID, &imp)
 }
 
-// finish saves imp, ended, and deletes its staged archive: a failure to
-// delete is logged (the deletion of the account, or local mode's sweep
-// after StagedTTL, removes it).
+// finish saves imp, ended, and deletes its staged archive (its parts, or
+// the one object an older version staged it as): a failure to delete is
+// logged (the deletion of the account, or local mode's sweep after
+// StagedTTL, removes it).
 func (im *Importer) finish(ctx context.Context, userID string, imp *user.Import) error {
 	now := im.d.Now().UTC()
 	imp.FinishedAt = &now
 	if err := im.d.Users.SaveImport(ctx, userID, *imp); err != nil {
 		return fmt.Errorf("account: import: save the end: %w", err)
 	}
-	if err := im.d.Photos.Delete(context.WithoutCancel(ctx), userID, imp.Key); err != nil {
+	var err error
+	if imp.Prefix != "" {
+		err = im.d.Photos.DeleteStaged(context.WithoutCancel(ctx), userID, imp.Prefix)
+	} else if imp.Key != "" {
+		err = im.d.Photos.Delete(context.WithoutCancel(ctx), userID, imp.Key)
+	}
+	if err != nil {
 		im.d.Log.Warn("staged import archive not deleted", "user_id", userID, "err", err)
 	}
 	im.d.Log.Info("import finished", "user_id", userID, "state", string(imp.State),
@@ -299,7 +248,10 @@ func (im *Importer) runOnce(ctx context.Context, userID string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := j.one(ctx, i, &meals[i]); err != nil {
+		if err := j.one(ctx, i, &meals[i]); errors.Is(err, errZipGone) {
+			imp.State, imp.Error = user.ImportFailed, msgZipGone
+			return saveError(im.finish(ctx, userID, imp))
+		} else if err != nil {
 			return err
 		}
 		imp.Next = i + 1
@@ -332,7 +284,8 @@ func (im *Importer) reopen(ctx context.Context, userID string) (*user.Import, *a
 		return nil, nil, nil
 	case err != nil:
 		return nil, nil, err
-	case u.Deleting():
+	case u.Deleting() || u.Moving():
+		// A move records the import on the new row (Mover.endImport).
 		return nil, nil, errStopped
 	case !u.Import.Running():
 		return nil, nil, nil
@@ -346,15 +299,20 @@ func (im *Importer) reopen(ctx context.Context, userID string) (*user.Import, *a
 	if im.d.Now().Sub(imp.StartedAt) > photo.StagedTTL {
 		return failed("The import did not finish within a week, and its zip was removed. Upload it again: the meals imported so far are skipped.")
 	}
-	ra, err := im.d.Photos.OpenRanged(ctx, userID, imp.Key)
-	if errors.Is(err, photo.ErrNotFound) {
-		return failed("The uploaded zip was removed before the import finished. Upload it again: the meals imported so far are skipped.")
+	if imp.Prefix == "" {
+		// Staged as one object by an older version: that layout is no
+		// longer read.
+		return failed(msgOlderStage)
 	}
+	ra, err := im.d.Photos.OpenStaged(ctx, userID, photo.Staged{Prefix: imp.Prefix, Size: imp.Size, Parts: imp.Parts, PartSize: imp.PartSize})
 	if err != nil {
 		return nil, nil, err
 	}
 	a, err := archive.Open(ra, ra.Size(), im.d.Limits)
 	var refused *archive.Refusal
+	if errors.Is(err, photo.ErrNotFound) {
+		return failed(msgZipGone)
+	}
 	if errors.As(err, &refused) {
 		// Checked before the import started: the object changed since.
 		return failed("The uploaded zip can no longer be read: " + refused.Reason)
@@ -364,6 +322,13 @@ func (im *Importer) reopen(ctx context.Context, userID string) (*user.Import, *a
 	}
 	return &imp, a, nil
 }
+
+// The messages of an import ended because its staged zip is gone or was
+// staged by an older version, for the result page.
+const (
+	msgZipGone    = "The uploaded zip was removed before the import finished. Upload it again: the meals imported so far are skipped."
+	msgOlderStage = "The import was started by an older version of ndiro, which kept the zip in a way this version no longer reads. Upload it again: the meals imported so far are skipped."
+)
 
 // saveError turns a save refused because the account is being deleted
 // (or the import replaced) into errStopped.

@@ -340,6 +340,9 @@ func (k killUsers) ListMoving(ctx context.Context) ([]user.User, error) { return
 func (k killUsers) ClearAwaitingOwner(ctx context.Context, id string) error {
 	return k.us.ClearAwaitingOwner(ctx, id)
 }
+func (k killUsers) MovedImport(ctx context.Context, id, from string, imp user.Import) error {
+	return k.us.MovedImport(ctx, id, from, imp)
+}
 func (k killUsers) Delete(ctx context.Context, id string) error {
 	return k.after(string(account.MoveOldUser), k.us.Delete(ctx, id))
 }

@@ -69,6 +69,7 @@ type (
 		ListMoving(ctx context.Context) ([]user.User, error)
 		ClearAwaitingOwner(ctx context.Context, id string) error
 		Delete(ctx context.Context, id string) error
+		MovedImport(ctx context.Context, id, fromID string, imp user.Import) error
 	}
 	photoMover interface {
 		CopyOwner(ctx context.Context, fromID, toID string) (int, error)
@@ -97,7 +98,16 @@ type MoverDeps struct {
 	Shares   shareMover
 	Invites  inviteMover
 	Sessions sessionDeleter
-	Log      *slog.Logger
+	// Imports, if set, stops the old account's running import once its
+	// write gate is closed (Importer.Stop); the move then records that
+	// import on the new row as failed, saying the account moved
+	// (endImport).
+	Imports interface {
+		Stop(ctx context.Context, userID string) error
+	}
+	Log *slog.Logger
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
 	// Attempts is how many times a run is tried before the move waits
 	// for the next start or an admin (0 means 5); Backoff is the pause
 	// after the first failure, doubled after each (0 means 2 s).
@@ -127,6 +137,9 @@ func NewMover(d MoverDeps) *Mover {
 	}
 	if d.Timeout <= 0 {
 		d.Timeout = 6 * time.Hour
+	}
+	if d.Now == nil {
+		d.Now = time.Now
 	}
 	return &Mover{d: d, runs: newRuns()}
 }
@@ -167,7 +180,7 @@ func (mv *Mover) Start(ctx context.Context, old *user.User, newID string) (*user
 // already be moving. It reports false if a run for newID is going, or
 // the Mover is closed.
 func (mv *Mover) Resume(newID string) bool {
-	return mv.runs.start(newID, func() { mv.run(newID) })
+	return mv.runs.start(newID, func(context.Context) { mv.run(newID) })
 }
 
 // ResumeAll resumes every move not finished, as start-up does: each new
@@ -299,6 +312,9 @@ func (mv *Mover) runOnce(ctx context.Context, newID string) (MoveStep, error) {
 	if err := mv.d.Gate.Close(ctx, oldID); err != nil {
 		return MoveStep(u.MoveStep), fmt.Errorf("wait for writes in flight: %w", err)
 	}
+	if err := mv.endImport(ctx, oldID, newID, from); err != nil {
+		return MoveStep(u.MoveStep), err
+	}
 	release, err := mv.d.Gate.Enter(newID)
 	if err != nil {
 		return MoveStep(u.MoveStep), fmt.Errorf("%w: %w", errNotMoving, err)
@@ -324,6 +340,49 @@ func (mv *Mover) runOnce(ctx context.Context, newID string) (MoveStep, error) {
 	}
 	mv.d.Log.Info("account move finished", "user_id", newID, "from_user_id", oldID)
 	return "", nil
+}
+
+// msgMoved is the error of an import the move of its account stopped,
+// for the result page.
+const msgMoved = "The account moved to a new sign-in while this import ran, which stopped it. Import the zip again: the meals imported so far are skipped, and those without their photo get it."
+
+// endImport stops the old account's import, if one runs (its write gate
+// is closed already: it stops before its next meal), and records it on
+// the new row as failed with msgMoved, its counts and notes kept, so the
+// owner sees on the new account's import page that it did not finish
+// and why. Its staged zip goes with the old account's pending objects
+// (MoveOldPhotos). Nothing is left to do once the old row is gone (from,
+// the index of the step to run, past MoveOldUser's).
+func (mv *Mover) endImport(ctx context.Context, oldID, newID string, from int) error {
+	if from > slices.Index(MoveSteps, MoveOldUser) {
+		return nil
+	}
+	if mv.d.Imports != nil {
+		if err := mv.d.Imports.Stop(ctx, oldID); err != nil {
+			return fmt.Errorf("stop the import: %w", err)
+		}
+	}
+	old, err := mv.d.Users.Get(ctx, oldID)
+	if errors.Is(err, user.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !old.Import.Running() {
+		return nil
+	}
+	imp := *old.Import
+	imp.State, imp.Error = user.ImportFailed, msgMoved
+	if imp.FinishedAt == nil {
+		now := mv.d.Now().UTC()
+		imp.FinishedAt = &now
+	}
+	if err := mv.d.Users.MovedImport(ctx, newID, oldID, imp); err != nil {
+		return fmt.Errorf("record the stopped import: %w", err)
+	}
+	mv.d.Log.Info("import stopped by the account's move", "user_id", newID, "from_user_id", oldID, "imported", imp.Imported)
+	return nil
 }
 
 // checkOld refuses (errNotMoving) to copy from or delete an account not

@@ -21,7 +21,12 @@ const (
 // decodeMeals reads meals.json from r as a stream (one meal held as raw
 // JSON at a time), refusing anything its schema does not allow:
 // docs/EXPORT-FORMAT.md, meals.json. Fields it does not know are skipped.
-func decodeMeals(r io.Reader, maxMeals int) (Header, []Meal, error) {
+//
+// With keep false it only counts the meals (each read as raw JSON and
+// dropped): no meal is held, so a meals.json past maxMeals is refused
+// with no more memory than one meal's JSON, whatever its length; the
+// meals returned are then nil.
+func decodeMeals(r io.Reader, maxMeals int, keep bool) (Header, []Meal, error) {
 	dec := json.NewDecoder(r)
 	var h Header
 	if err := delim(dec, '{', "meals.json is not a JSON object"); err != nil {
@@ -41,7 +46,7 @@ func decodeMeals(r io.Reader, maxMeals int) (Header, []Meal, error) {
 				return h, nil, refuse("meals.json holds two meals lists")
 			}
 			seenMeals = true
-			if meals, err = decodeList(dec, maxMeals); err != nil {
+			if meals, err = decodeList(dec, maxMeals, keep); err != nil {
 				return h, nil, err
 			}
 			continue
@@ -114,7 +119,7 @@ func delim(dec *json.Decoder, d json.Delim, msg string) error {
 }
 
 // decodeList reads the meals array, one meal at a time.
-func decodeList(dec *json.Decoder, maxMeals int) ([]Meal, error) {
+func decodeList(dec *json.Decoder, maxMeals int, keep bool) ([]Meal, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, jsonRefusal(MealsFile, err)
@@ -123,15 +128,18 @@ func decodeList(dec *json.Decoder, maxMeals int) ([]Meal, error) {
 		return nil, refuse("meals.json: meals is %s; it must be a list", kindOfToken(tok))
 	}
 	var meals []Meal
-	for dec.More() {
-		if len(meals) == maxMeals {
+	for n := 0; dec.More(); n++ {
+		if n == maxMeals {
 			return nil, refuse("meals.json holds more than %d meals, more than one import takes", maxMeals)
 		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return nil, jsonRefusal(MealsFile, err)
 		}
-		m, err := decodeMeal(raw, len(meals)+1)
+		if !keep {
+			continue
+		}
+		m, err := decodeMeal(raw, n+1)
 		if err != nil {
 			return nil, err
 		}

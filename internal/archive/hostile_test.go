@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -171,7 +172,7 @@ func TestOpenRefusesHostileZips(t *testing.T) {
 		}(), Limits{}, `the file is damaged`},
 		// archive/zip compares the count modulo 65536 only.
 		{"zip64 end record miscounts by 65536", toZip64(t, zipOf(t, mealsJSON(meal1), photo("1"), photo("2")), 3+65536), Limits{}, `end record counts 65539 entries but its central directory holds 3`},
-		{"zip64 end record overcounts", toZip64(t, zipOf(t, mealsJSON(meal1), photo("1")), 1<<40), Limits{}, `the zip has 1099511627776 entries; at most 250000 are taken`},
+		{"zip64 end record overcounts", toZip64(t, zipOf(t, mealsJSON(meal1), photo("1")), 1<<40), Limits{}, `the zip has 1099511627776 entries; at most 100000 are taken`},
 		{"central directory cut short", func() []byte {
 			zb := zipOf(t, mealsJSON(meal1), photo("photos/1.jpg"), photo("photos/2.jpg"))
 			e := endAt(zb)
@@ -367,5 +368,56 @@ func TestOpenIgnoresUnknownFields(t *testing.T) {
 	}
 	if err := a.Verify(); err != nil {
 		t.Errorf("Verify = %v", err)
+	}
+}
+
+// failFrom is a zip's bytes whose reads fail with errGone from byte from
+// to byte to (exclusive).
+type failFrom struct {
+	b        []byte
+	from, to int64
+}
+
+var errGone = errors.New("part gone")
+
+func (f failFrom) ReadAt(p []byte, off int64) (int, error) {
+	if off < f.to && off+int64(len(p)) > f.from {
+		return 0, errGone
+	}
+	return bytes.NewReader(f.b).ReadAt(p, off)
+}
+
+// TestOpenPassesReadErrorsOn: a read of the zip that fails (a staged part
+// gone) is Open's error as the reader gave it, wherever it fails (the
+// end record, an entry's local header, an entry's data, a central
+// directory too large for the first read of the end), never a Refusal
+// that would blame the zip.
+func TestOpenPassesReadErrorsOn(t *testing.T) {
+	t.Parallel()
+	small := zipOf(t, mealsJSON(meal1))
+	var many []entry
+	for i := range 3000 {
+		many = append(many, entry{name: fmt.Sprintf("extra/%04d-%s.txt", i, strings.Repeat("n", 20)), body: []byte("x")})
+	}
+	big := zipOf(t, append([]entry{mealsJSON(meal1)}, many...)...)
+	dirAt := int64(bytes.Index(big, []byte{0x50, 0x4b, 0x01, 0x02}))
+	for _, c := range []struct {
+		name     string
+		zb       []byte
+		from, to int64
+	}{
+		{"the end record", small, int64(len(small)) - 10, int64(len(small))},
+		{"meals.json's local header", small, 0, 10},
+		{"meals.json's data", small, 40, 50},
+		{"the start of a large central directory", big, dirAt, dirAt + 10},
+	} {
+		_, err := Open(failFrom{c.zb, c.from, c.to}, int64(len(c.zb)), Limits{})
+		var refused *Refusal
+		if !errors.Is(err, errGone) || errors.As(err, &refused) {
+			t.Errorf("%s unreadable: Open = %v; want the reader's error, no refusal", c.name, err)
+		}
+	}
+	if len(big)-int(dirAt) < 70<<10 {
+		t.Fatalf("the large zip's directory is %d bytes; want more than the 64 KiB end read", len(big)-int(dirAt))
 	}
 }

@@ -6,8 +6,11 @@ package archive
 // named otherwise.
 type Limits struct {
 	// MaxEntries is the most entries (files and directories) the central
-	// directory may list. Default 250,000: two files a meal for
-	// MaxMeals meals' photos would not reach it.
+	// directory may list. Default 100,000: a photo for each of 100,000
+	// meals (27 years of ten a day). The zip reader holds about 470 bytes
+	// an entry while Open runs, so a zip at the limit is checked, or
+	// refused, within 64 MiB of heap (make import-memory), and one past it
+	// is refused before its directory is read.
 	MaxEntries int
 	// MaxDirectoryBytes bounds the central directory itself, which the
 	// zip reader holds in memory. Default 64 MiB (about 250 bytes an entry).
@@ -39,7 +42,7 @@ type Limits struct {
 
 // DefaultLimits are the limits a zero Limits field takes.
 var DefaultLimits = Limits{
-	MaxEntries:        250_000,
+	MaxEntries:        100_000,
 	MaxDirectoryBytes: 64 << 20,
 	MaxMeals:          200_000,
 	MaxJSONBytes:      128 << 20,

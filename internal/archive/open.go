@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -66,6 +68,46 @@ func (a *Archive) Meals() []Meal { return a.meals }
 // take DefaultLimits. Anything refused is a *Refusal; any other error is
 // ra's.
 func Open(ra io.ReaderAt, size int64, lim Limits) (*Archive, error) {
+	k := &keepErr{ra: ra}
+	a, err := open(k, size, lim)
+	if err != nil {
+		// A read that failed may look like damage to the zip library:
+		// ra's error is the answer then, not a refusal.
+		if rerr := k.first(); rerr != nil {
+			return nil, rerr
+		}
+		return nil, err
+	}
+	return a, nil
+}
+
+// keepErr passes ReadAt through to ra and keeps the first error other
+// than io.EOF that ra returned.
+type keepErr struct {
+	ra  io.ReaderAt
+	mu  sync.Mutex
+	err error
+}
+
+func (k *keepErr) ReadAt(p []byte, off int64) (int, error) {
+	n, err := k.ra.ReadAt(p, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		k.mu.Lock()
+		if k.err == nil {
+			k.err = err
+		}
+		k.mu.Unlock()
+	}
+	return n, err
+}
+
+func (k *keepErr) first() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.err
+}
+
+func open(ra io.ReaderAt, size int64, lim Limits) (*Archive, error) {
 	lim = lim.withDefaults()
 	dir, err := readDirectory(ra, size)
 	if err != nil {
@@ -107,20 +149,28 @@ func Open(ra io.ReaderAt, size int64, lim Limits) (*Archive, error) {
 // the files by name.
 func (a *Archive) checkEntries(files []*zip.File, size int64) error {
 	fold := cases.Fold()
-	folded := make(map[string]string, len(files))
+	// The folded names by their FNV-1a hash, to the entry's index: a
+	// string a name would cost several times as much, for every entry of
+	// the directory (a hash seen twice is compared in full).
+	folded := make(map[uint64]int, len(files))
+	foldName := func(name string) string { return norm.NFC.String(fold.String(name)) }
 	var total, compressed uint64
-	for _, f := range files {
+	for i, f := range files {
 		if reason := badName(f.Name); reason != "" {
 			return refuse("entry name %q %s", f.Name, reason)
 		}
 		if _, dup := a.files[f.Name]; dup {
 			return refuse("the zip holds %q twice", f.Name)
 		}
-		key := norm.NFC.String(fold.String(f.Name))
-		if other, dup := folded[key]; dup {
-			return refuse("the zip holds both %q and %q, which are one name on a case-insensitive file system", other, f.Name)
+		key := foldName(f.Name)
+		h := fnv.New64a()
+		h.Write([]byte(key))
+		sum := h.Sum64()
+		if other, seen := folded[sum]; seen && foldName(files[other].Name) == key {
+			return refuse("the zip holds both %q and %q, which are one name on a case-insensitive file system", files[other].Name, f.Name)
+		} else if !seen {
+			folded[sum] = i
 		}
-		folded[key] = f.Name
 		a.files[f.Name] = f
 		if f.Flags&0x1 != 0 {
 			return refuse("%q is encrypted; export again without a password", f.Name)
@@ -225,21 +275,38 @@ func (a *Archive) readMeals() error {
 	if !ok {
 		return refuse("%s is missing: this is not an ndiro export, or not all of one", MealsFile)
 	}
-	r, err := a.openEntry(f, a.lim.MaxJSONBytes, a.sums[MealsFile].SHA256)
+	// Counted first, holding no meal, then read: a meals.json past
+	// MaxMeals costs its reading, not the memory of MaxMeals meals.
+	if _, err := a.decodeMeals(f, false); err != nil {
+		return err
+	}
+	meals, err := a.decodeMeals(f, true)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	h, meals, err := decodeMeals(r, a.lim.MaxMeals)
+	a.meals = meals
+	return nil
+}
+
+// decodeMeals reads the entry f as meals.json (decodeMeals, keeping the
+// meals or only counting them) to its end, where its checksums are
+// checked, and sets a.header.
+func (a *Archive) decodeMeals(f *zip.File, keep bool) ([]Meal, error) {
+	r, err := a.openEntry(f, a.lim.MaxJSONBytes, a.sums[MealsFile].SHA256)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	defer r.Close()
+	h, meals, err := decodeMeals(r, a.lim.MaxMeals, keep)
+	if err != nil {
+		return nil, err
 	}
 	// The checksum is checked at the end of the entry: read to it.
 	if _, err := io.Copy(io.Discard, r); err != nil {
-		return err
+		return nil, err
 	}
-	a.header, a.meals = h, meals
-	return nil
+	a.header = h
+	return meals, nil
 }
 
 // checkManifest holds meals.json and the zip to what the manifest says.

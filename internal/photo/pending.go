@@ -155,8 +155,8 @@ func (s *Store) DropPending(ctx context.Context, userID, tok string) error {
 
 // SweepPending deletes every pending upload older than PendingTTL at now,
 // as the bucket's lifecycle rule does in AWS (local mode runs it at start),
-// and returns how many objects it deleted. A staged archive (ImportKey)
-// is kept for StagedTTL instead: its import may run, and resume after
+// and returns how many objects it deleted. A staged archive's parts (StagedPart)
+// are kept for StagedTTL instead: its import may run, and resume after
 // restarts, for longer than a form's upload waits, and the import deletes
 // it when it ends.
 func (s *Store) SweepPending(ctx context.Context, now time.Time) (int, error) {

@@ -6,30 +6,46 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// Staged archives: an export zip uploaded for import waits as one object
-// under the owner's pending prefix while the import reads it, so a restart
-// can resume it and the account deletion's photos step removes it with the
-// rest of the prefix (DeleteAll).
+// Staged archives: an export zip uploaded for import waits under the
+// owner's pending prefix as part objects of its own,
+// pending/{user}/import/{id}/000001, 000002, …, each StagePartSize bytes
+// but the last, while the import reads it through ranged GETs (OpenStaged),
+// so a restart can resume it and the account deletion's photos step
+// removes it with the rest of the prefix (DeleteAll). Parts rather than one
+// multipart object: an S3 that keeps every part of a multipart upload in
+// memory until it completes (local mode's gofakes3) would hold the whole
+// zip, gigabytes, twice; part objects cost one part's buffer in every mode.
 
 // ImportPrefix returns "pending/{userID}/import/", under which userID's
 // uploaded archives wait while they are imported.
 func ImportPrefix(userID string) string { return PendingPrefix(userID) + "import/" }
 
-// ImportKey returns the key of the archive of import id of userID:
-// "pending/{userID}/import/{id}.zip". id is the server's (token.New).
-func ImportKey(userID, id string) string { return ImportPrefix(userID) + id + ".zip" }
+// StagedPrefix returns the prefix of the parts of import id of userID:
+// "pending/{userID}/import/{id}/". id is the server's (token.New).
+func StagedPrefix(userID, id string) string { return ImportPrefix(userID) + id + "/" }
+
+// StagedPart returns the key of part n (from 1) of the archive staged
+// under prefix (StagedPrefix): prefix followed by n in six digits,
+// "000001", so that the parts list in order.
+func StagedPart(prefix string, n int) string {
+	s := strconv.Itoa(n)
+	if len(s) < 6 {
+		s = strings.Repeat("0", 6-len(s)) + s
+	}
+	return prefix + s
+}
 
 // StagedTTL is how long a staged archive is kept: local mode's sweep
-// (SweepPending) deletes older ones, and an import not finished by then
+// (SweepPending) deletes older parts, and an import not finished by then
 // is given up. In AWS the bucket's lifecycle rule expires all of
 // pending/ after a day (deploy/terraform): an import still running then
 // finds its archive gone and ends, asking for the zip again; the meals
@@ -46,91 +62,102 @@ func isImportKey(key string) bool {
 	return ok && strings.HasPrefix(rest, "import/")
 }
 
-// StagePartSize is the size of each part of a staged upload, in bytes:
-// the one buffer Stage holds. S3 takes at most 10,000 parts, so a staged
-// object may be up to about 78 GB; every part but the last must be at
-// least 5 MiB.
+// StagePartSize is the size of each part object of a staged archive, in
+// bytes (unless Store.SetStagePartSize changed it): the one buffer Stage
+// holds.
 const StagePartSize = 8 << 20
+
+// maxStagedParts bounds the parts of one staged archive (about 78 GB of
+// StagePartSize parts, past any NDIRO_IMPORT_MAX_BYTES that makes sense):
+// StagedPart's six digits, and a check on the state OpenStaged is given.
+const maxStagedParts = 10_000
 
 // ErrStageTooLarge is returned by Stage for a body longer than its limit.
 var ErrStageTooLarge = errors.New("photo: staged upload over its size limit")
 
-// Stage streams body into the object key (under ownerID's prefix,
-// ErrOutsidePrefix otherwise) and returns how many bytes it stored. At
-// most max bytes are read: a longer body is ErrStageTooLarge, with
-// nothing left in the bucket. Memory stays at one StagePartSize buffer
-// whatever the body's length: a body that fits in one part is one
-// PutObject, a longer one a multipart upload sent a part at a time
-// (the SDK's upload manager would keep several parts in flight, and
-// each part's body must be seekable over plain HTTP anyway). A failure
-// aborts the multipart upload, so no parts are left behind; an error
-// reading body is returned as it is (wrapped), for the caller to tell a
-// client's from the bucket's.
-func (s *Store) Stage(ctx context.Context, ownerID, key string, body io.Reader, max int64) (int64, error) {
-	if !underPrefix(ownerID, key) {
-		return 0, ErrOutsidePrefix
-	}
-	buf := make([]byte, StagePartSize)
-	src := &limitedReader{r: body, left: max}
-	n, err := io.ReadFull(src, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return 0, fmt.Errorf("photo: stage: %w", err)
-	}
-	if n < len(buf) {
-		_, err := s.s3.PutObject(ctx, &s3.PutObjectInput{
-			Bucket: aws.String(s.bucket), Key: aws.String(key),
-			Body: bytes.NewReader(buf[:n]), ContentLength: aws.Int64(int64(n)), ContentType: aws.String("application/zip"),
-		})
-		if err != nil {
-			return 0, fmt.Errorf("photo: stage: %w", err)
-		}
-		return int64(n), nil
-	}
-	up, err := s.s3.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
-		Bucket: aws.String(s.bucket), Key: aws.String(key), ContentType: aws.String("application/zip"),
-	})
-	if err != nil {
-		return 0, fmt.Errorf("photo: stage: %w", err)
-	}
-	total, err := s.uploadParts(ctx, key, up.UploadId, buf, n, src)
-	if err != nil {
-		// Detached: a request given up must not leave its parts billed.
-		_, aerr := s.s3.AbortMultipartUpload(context.WithoutCancel(ctx), &s3.AbortMultipartUploadInput{
-			Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: up.UploadId,
-		})
-		return 0, errors.Join(err, aerr)
-	}
-	return total, nil
+// Staged is where Stage put an archive: Parts part objects under Prefix
+// (StagedPart(Prefix, 1) … StagedPart(Prefix, Parts)), each PartSize
+// bytes but the last, Size bytes in all. An empty body is no part.
+type Staged struct {
+	Prefix   string
+	Size     int64
+	Parts    int
+	PartSize int64
 }
 
-// uploadParts sends buf[:n], then the rest of src a part at a time
-// through buf, and completes the upload id.
-func (s *Store) uploadParts(ctx context.Context, key string, id *string, buf []byte, n int, src io.Reader) (int64, error) {
-	var parts []types.CompletedPart
-	total := int64(0)
-	for num := int32(1); n > 0; num++ {
-		out, err := s.s3.UploadPart(ctx, &s3.UploadPartInput{
-			Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: id, PartNumber: aws.Int32(num),
-			Body: bytes.NewReader(buf[:n]), ContentLength: aws.Int64(int64(n)),
-		})
-		if err != nil {
-			return 0, fmt.Errorf("photo: stage: part %d: %w", num, err)
-		}
-		parts = append(parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num)})
-		total += int64(n)
-		n, err = io.ReadFull(src, buf)
+// Stage streams body into part objects under prefix (StagedPrefix, under
+// ownerID's: ErrOutsidePrefix otherwise), one PutObject of StagePartSize
+// bytes at a time through one buffer, and returns where they are. At most
+// max bytes are read: a longer body is ErrStageTooLarge. On any failure
+// (body's error, over the limit, the bucket's) the parts already put are
+// deleted, detached from ctx (a request given up must not leave them),
+// and the error returned; an error reading body is returned as it is
+// (wrapped), for the caller to tell a client's from the bucket's.
+func (s *Store) Stage(ctx context.Context, ownerID, prefix string, body io.Reader, max int64) (Staged, error) {
+	st := Staged{Prefix: prefix, PartSize: s.partSize.Load()}
+	if !strings.HasSuffix(prefix, "/") || !underPrefix(ownerID, prefix) {
+		return Staged{}, ErrOutsidePrefix
+	}
+	buf := make([]byte, st.PartSize)
+	src := &limitedReader{r: body, left: max}
+	for {
+		n, err := io.ReadFull(src, buf)
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-			return 0, fmt.Errorf("photo: stage: %w", err)
+			return Staged{}, s.unstage(ctx, ownerID, st, fmt.Errorf("photo: stage: %w", err))
+		}
+		if n == 0 {
+			return st, nil
+		}
+		if st.Parts >= maxStagedParts {
+			return Staged{}, s.unstage(ctx, ownerID, st, ErrStageTooLarge)
+		}
+		st.Parts++
+		_, perr := s.s3.PutObject(ctx, &s3.PutObjectInput{
+			Bucket: aws.String(s.bucket), Key: aws.String(StagedPart(prefix, st.Parts)),
+			Body: bytes.NewReader(buf[:n]), ContentLength: aws.Int64(int64(n)), ContentType: aws.String("application/octet-stream"),
+		})
+		if perr != nil {
+			// The part may have been stored though its answer was lost:
+			// it is deleted with the others.
+			return Staged{}, s.unstage(ctx, ownerID, st, fmt.Errorf("photo: stage: part %d: %w", st.Parts, perr))
+		}
+		st.Size += int64(n)
+		if n < len(buf) {
+			return st, nil
 		}
 	}
-	_, err := s.s3.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
-		Bucket: aws.String(s.bucket), Key: aws.String(key), UploadId: id,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts},
+}
+
+// unstage deletes st's parts after err, detached from ctx, and returns
+// err with the deletion's error joined.
+func (s *Store) unstage(ctx context.Context, ownerID string, st Staged, err error) error {
+	keys := make([]string, st.Parts)
+	for i := range keys {
+		keys[i] = StagedPart(st.Prefix, i+1)
+	}
+	return errors.Join(err, s.Delete(context.WithoutCancel(ctx), ownerID, keys...))
+}
+
+// DeleteStaged deletes every object under prefix (StagedPrefix, under
+// ownerID's: ErrOutsidePrefix), whatever parts it holds: what Stage put
+// and anything a failed Stage could not remove. It lists the prefix, so it
+// needs no record of how many parts there were.
+func (s *Store) DeleteStaged(ctx context.Context, ownerID, prefix string) error {
+	if !strings.HasSuffix(prefix, "/") || !underPrefix(ownerID, prefix) {
+		return ErrOutsidePrefix
+	}
+	var keys []string
+	err := s.List(ctx, prefix, func(context.Context, int) error { return nil }, func(o ObjectInfo) error {
+		keys = append(keys, o.Key)
+		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("photo: stage: complete: %w", err)
+		return fmt.Errorf("photo: delete staged: %w", err)
 	}
-	return total, nil
+	if err := s.Delete(ctx, ownerID, keys...); err != nil {
+		return fmt.Errorf("photo: delete staged: %w", err)
+	}
+	return nil
 }
 
 // limitedReader reads r until left runs out; one byte more is
@@ -155,27 +182,28 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Ranged reads one object through ranged GetObject calls, as an
-// io.ReaderAt: a zip needs random access (its central directory is at
-// the end), and the object may be gigabytes. Reads are served from a
-// small LRU of RangedBlock-aligned blocks, so the many small reads of a
-// zip's directory and of a photo's entry cost one request a block.
+// Ranged reads a staged archive's parts through ranged GetObject calls,
+// as one io.ReaderAt over their concatenation: a zip needs random access
+// (its central directory is at the end), and the archive may be
+// gigabytes. Offset off lies in part off / PartSize (from 0), at off %
+// PartSize inside it. Reads are served from a small LRU of blocks aligned
+// to RangedBlock inside their part (a block never spans two parts; a
+// read that does is served by one block of each), so the many small reads
+// of a zip's directory and of a photo's entry cost one request a block.
 // Its methods are safe for concurrent use; it holds at most
 // RangedBlocks × RangedBlock bytes.
 type Ranged struct {
-	s    *Store
-	ctx  context.Context
-	key  string
-	size int64
+	s   *Store
+	ctx context.Context
+	st  Staged
 
 	mu     sync.Mutex
 	blocks []rangedBlock // most recently used last
-	// Gets counts the GetObject calls made (tests and benchmarks).
-	gets int
+	gets   int
 }
 
 type rangedBlock struct {
-	off  int64
+	off  int64 // in the whole archive
 	data []byte
 }
 
@@ -185,26 +213,24 @@ const (
 	RangedBlocks = 16
 )
 
-// OpenRanged returns a Ranged over the object key (under ownerID's
-// prefix: ErrOutsidePrefix), its size read with HeadObject, or
-// ErrNotFound. Its reads run under ctx.
-func (s *Store) OpenRanged(ctx context.Context, ownerID, key string) (*Ranged, error) {
-	if !underPrefix(ownerID, key) {
+// OpenStaged returns a Ranged over the archive st (Stage's result, as the
+// import recorded it) under ownerID's prefix (ErrOutsidePrefix
+// otherwise). It makes no request: st must be consistent (Parts is
+// Size / PartSize rounded up, at most 10,000; an error otherwise), and a
+// part gone since is ErrNotFound (wrapped) from the read that needs it.
+// Its reads run under ctx.
+func (s *Store) OpenStaged(ctx context.Context, ownerID string, st Staged) (*Ranged, error) {
+	if !strings.HasSuffix(st.Prefix, "/") || !underPrefix(ownerID, st.Prefix) {
 		return nil, ErrOutsidePrefix
 	}
-	out, err := s.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
-	var nf *types.NotFound
-	if errors.As(err, &nf) || isNoSuchKey(err) {
-		return nil, ErrNotFound
+	if st.Size < 0 || st.PartSize <= 0 || st.Parts > maxStagedParts || int64(st.Parts) != (st.Size+st.PartSize-1)/st.PartSize {
+		return nil, fmt.Errorf("photo: open staged %s: %d parts of %d bytes cannot hold %d bytes", st.Prefix, st.Parts, st.PartSize, st.Size)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("photo: open %s: %w", key, err)
-	}
-	return &Ranged{s: s, ctx: ctx, key: key, size: aws.ToInt64(out.ContentLength)}, nil
+	return &Ranged{s: s, ctx: ctx, st: st}, nil
 }
 
-// Size returns the object's length in bytes.
-func (r *Ranged) Size() int64 { return r.size }
+// Size returns the archive's length in bytes.
+func (r *Ranged) Size() int64 { return r.st.Size }
 
 // Gets returns how many GetObject calls r has made.
 func (r *Ranged) Gets() int {
@@ -214,28 +240,32 @@ func (r *Ranged) Gets() int {
 }
 
 // ReadAt reads len(p) bytes at off, as io.ReaderAt: io.EOF when the
-// object ends first; the bucket's errors as they come.
+// archive ends first; a part gone is ErrNotFound (wrapped), the bucket's
+// other errors as they come.
 func (r *Ranged) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
-		return 0, fmt.Errorf("photo: read %s: negative offset", r.key)
+		return 0, fmt.Errorf("photo: read %s: negative offset", r.st.Prefix)
 	}
 	n := 0
 	for n < len(p) {
 		pos := off + int64(n)
-		if pos >= r.size {
+		if pos >= r.st.Size {
 			return n, io.EOF
 		}
-		b, err := r.block(pos - pos%RangedBlock)
+		part, in := pos/r.st.PartSize, pos%r.st.PartSize
+		start := part*r.st.PartSize + in - in%RangedBlock
+		b, err := r.block(part, start)
 		if err != nil {
 			return n, err
 		}
-		n += copy(p[n:], b[pos%RangedBlock:])
+		n += copy(p[n:], b[pos-start:])
 	}
 	return n, nil
 }
 
-// block returns the block at off, from the cache or one ranged GET.
-func (r *Ranged) block(off int64) ([]byte, error) {
+// block returns the block starting at off (in the archive) of part (from
+// 0), from the cache or one ranged GET inside the part.
+func (r *Ranged) block(part, off int64) ([]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, b := range r.blocks {
@@ -245,19 +275,22 @@ func (r *Ranged) block(off int64) ([]byte, error) {
 			return b.data, nil
 		}
 	}
-	end := min(off+RangedBlock, r.size) - 1
+	partStart := part * r.st.PartSize
+	end := min(off+RangedBlock, partStart+r.st.PartSize, r.st.Size) // exclusive
+	key := StagedPart(r.st.Prefix, int(part)+1)
 	r.gets++
 	out, err := r.s.s3.GetObject(r.ctx, &s3.GetObjectInput{
-		Bucket: aws.String(r.s.bucket), Key: aws.String(r.key), Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, end)),
+		Bucket: aws.String(r.s.bucket), Key: aws.String(key),
+		Range: aws.String(fmt.Sprintf("bytes=%d-%d", off-partStart, end-partStart-1)),
 	})
 	if isNoSuchKey(err) {
-		return nil, fmt.Errorf("photo: read %s: %w", r.key, ErrNotFound)
+		return nil, fmt.Errorf("photo: read %s: %w", key, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("photo: read %s: %w", r.key, err)
+		return nil, fmt.Errorf("photo: read %s: %w", key, err)
 	}
 	defer out.Body.Close()
-	need := int(end - off + 1)
+	need := int(end - off)
 	var data []byte
 	if len(r.blocks) >= RangedBlocks {
 		data = r.blocks[0].data // the least recently used block's buffer
@@ -269,7 +302,7 @@ func (r *Ranged) block(off int64) ([]byte, error) {
 		data = make([]byte, need)
 	}
 	if _, err := io.ReadFull(out.Body, data); err != nil {
-		return nil, fmt.Errorf("photo: read %s: %w", r.key, err)
+		return nil, fmt.Errorf("photo: read %s: %w", key, err)
 	}
 	r.blocks = append(r.blocks, rangedBlock{off: off, data: data})
 	return data, nil

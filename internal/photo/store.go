@@ -220,12 +220,22 @@ type Object struct {
 type Store struct {
 	s3     *s3.Client
 	bucket string
+	// partSize is the size of Stage's part objects (StagePartSize unless
+	// SetStagePartSize changed it).
+	partSize atomic.Int64
 }
 
 // NewStore returns a Store on bucket.
 func NewStore(client *s3.Client, bucket string) *Store {
-	return &Store{s3: client, bucket: bucket}
+	s := &Store{s3: client, bucket: bucket}
+	s.partSize.Store(StagePartSize)
+	return s
 }
+
+// SetStagePartSize makes Stage put parts of n bytes (at least 1) from
+// now on, instead of StagePartSize: tests stage a small archive as many
+// parts. What is staged already keeps the size it records (Staged).
+func (s *Store) SetStagePartSize(n int64) { s.partSize.Store(max(n, 1)) }
 
 // Put stores body under key, tagged with version v, as the content type
 // of the key's size (ContentType: image/webp for a WebP copy, else

@@ -124,6 +124,9 @@ type App struct {
 	Meals        *meal.Store
 	Shares       *share.Store
 	Photos       *photo.Server
+	// Objects is the photo store over the bucket (tests change how it
+	// stages imports: photo.Store.SetStagePartSize).
+	Objects *photo.Store
 	// Pipeline decodes uploads against the decode budget.
 	Pipeline *photo.Pipeline
 	// HEIC runs HEIC decodes in the worker process; Close it at shutdown.
@@ -271,7 +274,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	})
 	mover := account.NewMover(account.MoverDeps{
 		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites, Sessions: signedIn,
-		Log: log,
+		Imports: importer, Log: log, Now: now,
 	})
 
 	// Unknown invite tokens count against one allowance per address,
@@ -406,6 +409,6 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			variants.Run(variantsCtx)
 		}
 	}()
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Pipeline: pipeline, HEIC: heic, WebP: webp, Variants: variants, Deletions: deleter, Imports: importer, Moves: mover, Monitor: monitor,
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Objects: photos, Pipeline: pipeline, HEIC: heic, WebP: webp, Variants: variants, Deletions: deleter, Imports: importer, Moves: mover, Monitor: monitor,
 		Metrics: mx, Ready: ready, stopOpens: stopOpens, opensDone: opensDone, stopVariants: stopVariants, variantsDone: variantsDone}, nil
 }

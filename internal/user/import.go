@@ -43,10 +43,19 @@ type Import struct {
 	// ID is the import's own (token.New); the meal IDs it claims are
 	// derived from it.
 	ID string `dynamodbav:"id"`
-	// Key is the staged archive's object key (photo.ImportKey), Size its
-	// length in bytes.
-	Key  string `dynamodbav:"key"`
-	Size int64  `dynamodbav:"size"`
+	// Prefix is where the staged archive's part objects are
+	// (photo.StagedPrefix), Size its length in bytes, Parts its number of
+	// part objects and PartSize the length of each but the last
+	// (photo.Staged).
+	Prefix   string `dynamodbav:"prefix,omitempty"`
+	Size     int64  `dynamodbav:"size"`
+	Parts    int    `dynamodbav:"parts,omitempty"`
+	PartSize int64  `dynamodbav:"part_size,omitempty"`
+	// Key is the one object an older version staged the archive as
+	// (pending/{user}/import/{id}.zip), set only on an import it started
+	// and Prefix then empty: the import ends as failed, asking for the
+	// zip again (account.Importer).
+	Key string `dynamodbav:"key,omitempty"`
 	// State is running, done or failed; Error, for failed, says why.
 	State ImportState `dynamodbav:"state"`
 	Error string      `dynamodbav:"error,omitempty"`
@@ -148,6 +157,28 @@ func (s *Store) SaveImport(ctx context.Context, id string, imp Import) error {
 		And(n("import.id").Equal(expression.Value(imp.ID))).
 		And(n("import.state").Equal(expression.Value(ImportRunning)))
 	return s.update(ctx, "save import", id, cond, expression.Set(n("import"), expression.Value(av)))
+}
+
+// MovedImport records imp, ended, as the import of the account id, the
+// new row of a move from fromID (status moving, move_from fromID:
+// ErrState otherwise, ErrNotFound without a row), with one conditional
+// UpdateItem: the import the old account was running when the move
+// stopped it, so that the owner finds it on the import page of the
+// account they sign in to. A re-run writes the same import again; the row
+// may hold no other import (ErrState).
+func (s *Store) MovedImport(ctx context.Context, id, fromID string, imp Import) error {
+	if imp.ID == "" || imp.Running() {
+		return fmt.Errorf("user: moved import: want an ended import with an ID")
+	}
+	av, err := attributevalue.Marshal(imp)
+	if err != nil {
+		return fmt.Errorf("user: moved import: encode: %w", err)
+	}
+	n := expression.Name
+	cond := n("status").Equal(expression.Value(StatusMoving)).
+		And(n("move_from").Equal(expression.Value(fromID))).
+		And(expression.AttributeNotExists(n("import")).Or(n("import.id").Equal(expression.Value(imp.ID))))
+	return s.update(ctx, "moved import", id, cond, expression.Set(n("import"), expression.Value(av)))
 }
 
 // ListImporting returns every user whose import is running, by paged

@@ -19,7 +19,7 @@ func TestImportState(t *testing.T) {
 	w := newStore(t)
 	w.create(t, "u1")
 	start := w.clock.Now().UTC()
-	imp := user.Import{ID: "imp1", Key: "pending/u1/import/imp1.zip", Size: 100, State: user.ImportRunning, Total: 3, StartedAt: start}
+	imp := user.Import{ID: "imp1", Prefix: "pending/u1/import/imp1/", Size: 100, Parts: 1, PartSize: 8 << 20, State: user.ImportRunning, Total: 3, StartedAt: start}
 	if err := w.s.StartImport(ctx, "u1", imp); err != nil {
 		t.Fatal(err)
 	}
@@ -92,5 +92,54 @@ func TestImportNotesBounded(t *testing.T) {
 	}
 	if len(imp.Notes) != user.MaxImportNotes || imp.Dropped != 7 || imp.Notes[0].Index != 0 {
 		t.Errorf("after %d notes: %d kept, %d dropped; want %d and 7", user.MaxImportNotes+7, len(imp.Notes), imp.Dropped, user.MaxImportNotes)
+	}
+}
+
+// TestMovedImport: the import a move stopped is written on the new row of
+// a move from the old ID, again by a re-run, and nowhere else: not on a
+// row that is not moving, not from another old ID, not over another
+// import, and never as running.
+func TestMovedImport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newStore(t)
+	old := w.create(t, "u1")
+	w.create(t, "u3")
+	if _, err := w.s.CreateMoving(ctx, old, "u2", "photos"); err != nil {
+		t.Fatal(err)
+	}
+	done := w.clock.Now().UTC()
+	imp := user.Import{ID: "imp1", Prefix: "pending/u1/import/imp1/", Size: 10, Parts: 1, PartSize: 10,
+		State: user.ImportFailed, Error: "moved", Total: 4, Next: 2, Imported: 2, StartedAt: done, FinishedAt: &done}
+	for range 2 {
+		if err := w.s.MovedImport(ctx, "u2", "u1", imp); err != nil {
+			t.Fatalf("MovedImport on the new row = %v, want nil (twice: a re-run)", err)
+		}
+	}
+	u, err := w.s.Get(ctx, "u2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(&imp, u.Import); d != "" {
+		t.Errorf("import on the new row (-written +read):\n%s", d)
+	}
+	other := imp
+	other.ID = "imp2"
+	for _, c := range []struct {
+		name, id, from string
+		imp            user.Import
+	}{
+		{"a row not moving", "u3", "u1", imp},
+		{"another old ID", "u2", "u9", imp},
+		{"over another import", "u2", "u1", other},
+	} {
+		if err := w.s.MovedImport(ctx, c.id, c.from, c.imp); !errors.Is(err, user.ErrState) {
+			t.Errorf("MovedImport on %s = %v, want ErrState", c.name, err)
+		}
+	}
+	running := imp
+	running.State = user.ImportRunning
+	if err := w.s.MovedImport(ctx, "u2", "u1", running); err == nil {
+		t.Error("MovedImport of a running import = nil, want an error")
 	}
 }
