@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -188,19 +189,37 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 		}
 	}
 	var after map[string]*dto.MetricFamily
+	moved := func(before, after map[string]*dto.MetricFamily, s series) float64 {
+		labels := map[string]string{}
+		for kv := range strings.SplitSeq(s.labels, ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				labels[k] = v
+			}
+		}
+		return value(after, s.name, labels) - value(before, s.name, labels)
+	}
 	for _, st := range steps {
 		before := scrape(t, app)
 		st.do()
-		after = scrape(t, app)
-		for s := range watched {
-			labels := map[string]string{}
-			for kv := range strings.SplitSeq(s.labels, ",") {
-				if k, v, ok := strings.Cut(kv, "="); ok {
-					labels[k] = v
+		// A request's series move once its handler has returned, which
+		// may be just after the client has read the response: scrape
+		// until every expected move is there (or a deadline), then
+		// compare every watched series once.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			after = scrape(t, app)
+			missing := false
+			for s, want := range st.moves {
+				if moved(before, after, s) < want {
+					missing = true
 				}
 			}
-			got := value(after, s.name, labels) - value(before, s.name, labels)
-			if want := st.moves[s]; got != want {
+			if !missing || time.Now().After(deadline) {
+				break
+			}
+			runtime.Gosched()
+		}
+		for s := range watched {
+			if got, want := moved(before, after, s), st.moves[s]; got != want {
 				t.Errorf("%s: %s%v moved by %v, want %v", st.name, s.name, s.labels, got, want)
 			}
 		}
