@@ -201,14 +201,15 @@ func (b *Bounds) call(ctx context.Context, service string, in middleware.Initial
 	op := awsmiddleware.GetOperationName(ctx)
 	kind := KindOf(op)
 	start := time.Now()
-	cctx, cancel := context.WithTimeout(ctx, b.Budget(kind))
+	budgetEnd := start.Add(b.Budget(kind))
+	cctx, cancel := context.WithDeadline(ctx, budgetEnd)
 	out, md, err := next.HandleInitialize(cctx, in)
 	if err == nil {
 		if body, ok := streamed(out.Result); ok {
 			// The deadline runs on while the body is read; a read it
 			// cuts off is this call not answering.
 			*body = &callBody{ReadCloser: *body, cancel: cancel, fail: func(err error) error {
-				if ctx.Err() != nil || !unanswered(cctx, err) {
+				if callerEnded(ctx, budgetEnd) || !unanswered(cctx, err) {
 					return err
 				}
 				return b.unavailable(service, op, kind, start, err)
@@ -219,10 +220,28 @@ func (b *Bounds) call(ctx context.Context, service string, in middleware.Initial
 		return out, md, nil
 	}
 	cancel()
-	if ctx.Err() != nil || !unanswered(cctx, err) {
+	if callerEnded(ctx, budgetEnd) || !unanswered(cctx, err) {
 		return out, md, err
 	}
 	return out, md, b.unavailable(service, op, kind, start, err)
+}
+
+// callerEnded tells whether the caller's own context, not the call's
+// budget (ending at budgetEnd), ended the call: the caller went away, or
+// its deadline came before the budget's. A caller's deadline later than
+// the budget's that has also passed by the time the call returns (its
+// goroutine woke late on a busy machine, or the caller's margin over
+// the budget is short, as readiness's backstop is) leaves the call the
+// backend's not answering.
+func callerEnded(ctx context.Context, budgetEnd time.Time) bool {
+	err := ctx.Err()
+	if err == nil {
+		return false
+	}
+	if d, ok := ctx.Deadline(); ok && errors.Is(err, context.DeadlineExceeded) && d.After(budgetEnd) {
+		return false
+	}
+	return true
 }
 
 // unavailable is the *UnavailableError of a call that started at start,

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
 
 	"ndiro/internal/config"
 	"ndiro/internal/localenv"
@@ -449,5 +450,35 @@ func TestRetryerBounded(t *testing.T) {
 	b.S3(&so)
 	if got := so.Retryer.MaxAttempts(); got != 4 {
 		t.Errorf("S3 MaxAttempts() = %d, want 4", got)
+	}
+}
+
+// TestBudgetEndingFirstIsUnavailable: a call whose budget ends before
+// its caller's later deadline is the backend not answering, even when it
+// returns only after the caller's deadline has passed too, as a call
+// waking late on a busy machine does under readiness's backstop. The
+// call is held inside its budget until both have ended, so the order is
+// the same every run.
+func TestBudgetEndingFirstIsUnavailable(t *testing.T) {
+	t.Parallel()
+	b, logs, _ := newBounds(limits)
+	st := newStalled(t)
+	ctx, cancel := context.WithTimeout(context.Background(), limits.Item+10*time.Millisecond)
+	defer cancel()
+	late := func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("late",
+			func(cctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleInitialize(cctx, in)
+				<-ctx.Done() // returns only once the caller's deadline has passed too
+				return out, md, err
+			}), middleware.After)
+	}
+	db := localenv.NewDynamoClient(st.url, b.DynamoDB, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, late) })
+	err := getItem(ctx, db)
+	if !errors.Is(err, storage.ErrUnavailable) {
+		t.Errorf("budget ended first, call returned after the caller's deadline: %v, want ErrUnavailable", err)
+	}
+	if recs := logs.records(t); len(recs) != 1 {
+		t.Errorf("logged %d lines for a call without an answer, want 1", len(recs))
 	}
 }
