@@ -101,7 +101,7 @@ func (h *Handler) Import(w http.ResponseWriter, r *http.Request) error {
 		h.unstage(ctx, u.ID, st.Prefix)
 		return err
 	}
-	imp := user.Import{ID: id, Prefix: st.Prefix, Size: st.Size, Parts: st.Parts, PartSize: st.PartSize,
+	imp := user.Import{ID: id, Prefix: st.Prefix, Size: st.Size, PartSize: st.PartSize,
 		State: user.ImportRunning, Total: total, StartedAt: h.now().UTC()}
 	if err := h.users.StartImport(ctx, u.ID, imp); err != nil {
 		h.unstage(ctx, u.ID, st.Prefix)
@@ -110,7 +110,7 @@ func (h *Handler) Import(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	h.log.Info("import started", "user_id", u.ID, "bytes", st.Size, "parts", st.Parts)
+	h.log.Info("import started", "user_id", u.ID, "bytes", st.Size, "parts", st.Parts())
 	h.importer.Start(u.ID)
 	web.Redirect(w, r, ImportPath)
 	return nil

@@ -75,7 +75,7 @@ func TestImportPartGoneBeforeTheRun(t *testing.T) {
 
 	b := apptest.New(t, apptest.Options{DataDir: dir})
 	u, err := b.Users.Get(t.Context(), uid)
-	if err != nil || !u.Import.Running() || u.Import.Parts < 2 {
+	if err != nil || !u.Import.Running() || (photo.Staged{Size: u.Import.Size, PartSize: u.Import.PartSize}).Parts() < 2 {
 		t.Fatalf("users row after the stop: %+v, %v; want the import running, its zip in parts", u.Import, err)
 	}
 	if err := b.Objects.DeleteStaged(t.Context(), uid, u.Import.Prefix); err != nil {

@@ -304,7 +304,7 @@ func (im *Importer) reopen(ctx context.Context, userID string) (*user.Import, *a
 		// longer read.
 		return failed(msgOlderStage)
 	}
-	ra, err := im.d.Photos.OpenStaged(ctx, userID, photo.Staged{Prefix: imp.Prefix, Size: imp.Size, Parts: imp.Parts, PartSize: imp.PartSize})
+	ra, err := im.d.Photos.OpenStaged(ctx, userID, photo.Staged{Prefix: imp.Prefix, Size: imp.Size, PartSize: imp.PartSize})
 	if err != nil {
 		return nil, nil, err
 	}

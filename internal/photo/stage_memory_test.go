@@ -124,12 +124,12 @@ func TestImportUploadMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := store.Stage(context.Background(), "u1", photo.StagedPrefix("u1", "big"), part, size+1)
-	if err != nil || st.Size != size || st.Parts != size/photo.StagePartSize {
+	if err != nil || st.Size != size || st.Parts() != size/photo.StagePartSize {
 		t.Fatalf("Stage = %+v, %v; want %d bytes in %d parts", st, err, size, size/photo.StagePartSize)
 	}
 	watch.sample()
 	t.Logf("200 MB staged in %d parts: heap in use %d MiB before, at most %d MiB during (%+d MiB; bound %d MiB)",
-		st.Parts, watch.base>>20, watch.peak>>20, watch.grew()>>20, importMemoryBound>>20)
+		st.Parts(), watch.base>>20, watch.peak>>20, watch.grew()>>20, importMemoryBound>>20)
 	if watch.grew() > importMemoryBound {
 		t.Errorf("heap in use grew by %d MiB while staging 200 MB; want at most %d MiB", watch.grew()>>20, importMemoryBound>>20)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,13 +35,7 @@ func StagedPrefix(userID, id string) string { return ImportPrefix(userID) + id +
 // StagedPart returns the key of part n (from 1) of the archive staged
 // under prefix (StagedPrefix): prefix followed by n in six digits,
 // "000001", so that the parts list in order.
-func StagedPart(prefix string, n int) string {
-	s := strconv.Itoa(n)
-	if len(s) < 6 {
-		s = strings.Repeat("0", 6-len(s)) + s
-	}
-	return prefix + s
-}
+func StagedPart(prefix string, n int) string { return fmt.Sprintf("%s%06d", prefix, n) }
 
 // StagedTTL is how long a staged archive is kept: local mode's sweep
 // (SweepPending) deletes older parts, and an import not finished by then
@@ -75,14 +68,22 @@ const maxStagedParts = 10_000
 // ErrStageTooLarge is returned by Stage for a body longer than its limit.
 var ErrStageTooLarge = errors.New("photo: staged upload over its size limit")
 
-// Staged is where Stage put an archive: Parts part objects under Prefix
-// (StagedPart(Prefix, 1) … StagedPart(Prefix, Parts)), each PartSize
-// bytes but the last, Size bytes in all. An empty body is no part.
+// Staged is where Stage put an archive: Size bytes in part objects under
+// Prefix (StagedPart(Prefix, 1) … StagedPart(Prefix, st.Parts())), each
+// PartSize bytes but the last. An empty body is no part.
 type Staged struct {
 	Prefix   string
 	Size     int64
-	Parts    int
 	PartSize int64
+}
+
+// Parts returns how many part objects hold st: Size / PartSize rounded
+// up (0 for an empty archive or a PartSize that is not positive).
+func (st Staged) Parts() int {
+	if st.Size <= 0 || st.PartSize <= 0 {
+		return 0
+	}
+	return int((st.Size + st.PartSize - 1) / st.PartSize)
 }
 
 // Stage streams body into part objects under prefix (StagedPrefix, under
@@ -108,18 +109,16 @@ func (s *Store) Stage(ctx context.Context, ownerID, prefix string, body io.Reade
 		if n == 0 {
 			return st, nil
 		}
-		if st.Parts >= maxStagedParts {
+		part := st.Parts() + 1
+		if part > maxStagedParts {
 			return Staged{}, s.unstage(ctx, ownerID, st, ErrStageTooLarge)
 		}
-		st.Parts++
 		_, perr := s.s3.PutObject(ctx, &s3.PutObjectInput{
-			Bucket: aws.String(s.bucket), Key: aws.String(StagedPart(prefix, st.Parts)),
+			Bucket: aws.String(s.bucket), Key: aws.String(StagedPart(prefix, part)),
 			Body: bytes.NewReader(buf[:n]), ContentLength: aws.Int64(int64(n)), ContentType: aws.String("application/octet-stream"),
 		})
 		if perr != nil {
-			// The part may have been stored though its answer was lost:
-			// it is deleted with the others.
-			return Staged{}, s.unstage(ctx, ownerID, st, fmt.Errorf("photo: stage: part %d: %w", st.Parts, perr))
+			return Staged{}, s.unstage(ctx, ownerID, st, fmt.Errorf("photo: stage: part %d: %w", part, perr))
 		}
 		st.Size += int64(n)
 		if n < len(buf) {
@@ -128,14 +127,11 @@ func (s *Store) Stage(ctx context.Context, ownerID, prefix string, body io.Reade
 	}
 }
 
-// unstage deletes st's parts after err, detached from ctx, and returns
-// err with the deletion's error joined.
+// unstage deletes what is under st's prefix after err, detached from
+// ctx (DeleteStaged: a part whose PutObject got no answer may be stored),
+// and returns err with the deletion's error joined.
 func (s *Store) unstage(ctx context.Context, ownerID string, st Staged, err error) error {
-	keys := make([]string, st.Parts)
-	for i := range keys {
-		keys[i] = StagedPart(st.Prefix, i+1)
-	}
-	return errors.Join(err, s.Delete(context.WithoutCancel(ctx), ownerID, keys...))
+	return errors.Join(err, s.DeleteStaged(context.WithoutCancel(ctx), ownerID, st.Prefix))
 }
 
 // DeleteStaged deletes every object under prefix (StagedPrefix, under
@@ -215,16 +211,16 @@ const (
 
 // OpenStaged returns a Ranged over the archive st (Stage's result, as the
 // import recorded it) under ownerID's prefix (ErrOutsidePrefix
-// otherwise). It makes no request: st must be consistent (Parts is
-// Size / PartSize rounded up, at most 10,000; an error otherwise), and a
+// otherwise). It makes no request: st must be consistent (a positive
+// PartSize, at most 10,000 parts; an error otherwise), and a
 // part gone since is ErrNotFound (wrapped) from the read that needs it.
 // Its reads run under ctx.
 func (s *Store) OpenStaged(ctx context.Context, ownerID string, st Staged) (*Ranged, error) {
 	if !strings.HasSuffix(st.Prefix, "/") || !underPrefix(ownerID, st.Prefix) {
 		return nil, ErrOutsidePrefix
 	}
-	if st.Size < 0 || st.PartSize <= 0 || st.Parts > maxStagedParts || int64(st.Parts) != (st.Size+st.PartSize-1)/st.PartSize {
-		return nil, fmt.Errorf("photo: open staged %s: %d parts of %d bytes cannot hold %d bytes", st.Prefix, st.Parts, st.PartSize, st.Size)
+	if st.Size < 0 || st.PartSize <= 0 || st.Parts() > maxStagedParts {
+		return nil, fmt.Errorf("photo: open staged %s: %d bytes in parts of %d bytes is not an archive Stage writes", st.Prefix, st.Size, st.PartSize)
 	}
 	return &Ranged{s: s, ctx: ctx, st: st}, nil
 }
@@ -252,8 +248,8 @@ func (r *Ranged) ReadAt(p []byte, off int64) (int, error) {
 		if pos >= r.st.Size {
 			return n, io.EOF
 		}
-		part, in := pos/r.st.PartSize, pos%r.st.PartSize
-		start := part*r.st.PartSize + in - in%RangedBlock
+		part := pos / r.st.PartSize
+		start := pos - pos%r.st.PartSize%RangedBlock
 		b, err := r.block(part, start)
 		if err != nil {
 			return n, err

@@ -68,7 +68,7 @@ func TestStageAndRangedRead(t *testing.T) {
 		prefix := photo.StagedPrefix("u1", id)
 		st, err := store.Stage(ctx, "u1", prefix, bytes.NewReader(body), int64(c.n))
 		wantParts := (c.n + c.partSize - 1) / c.partSize
-		if err != nil || st != (photo.Staged{Prefix: prefix, Size: int64(c.n), Parts: wantParts, PartSize: int64(c.partSize)}) {
+		if err != nil || st != (photo.Staged{Prefix: prefix, Size: int64(c.n), PartSize: int64(c.partSize)}) || st.Parts() != wantParts {
 			t.Fatalf("Stage(%d bytes, parts of %d) = %+v, %v; want %d parts", c.n, c.partSize, st, err, wantParts)
 		}
 		var want []string
@@ -116,7 +116,7 @@ func TestRangedReadsAcrossParts(t *testing.T) {
 	store.SetStagePartSize(part)
 	body := randomBytes(size)
 	st, err := store.Stage(ctx, "u1", photo.StagedPrefix("u1", "cross"), bytes.NewReader(body), size)
-	if err != nil || st.Parts != 5 {
+	if err != nil || st.Parts() != 5 {
 		t.Fatalf("Stage = %+v, %v; want 5 parts", st, err)
 	}
 	r, err := store.OpenStaged(ctx, "u1", st)
@@ -193,26 +193,26 @@ func TestRangedPartGone(t *testing.T) {
 	}
 }
 
-// TestOpenStagedRefuses: a state whose part count does not fit its size
-// and part size, or a prefix outside the owner's, opens nothing.
+// TestOpenStagedRefuses: a state with no positive part size, a negative
+// size or more than 10,000 parts, or a prefix outside the owner's, opens
+// nothing.
 func TestOpenStagedRefuses(t *testing.T) {
 	t.Parallel()
 	env, _ := apptest.Local(t)
 	store := photo.NewStore(env.S3, "test-photos")
 	prefix := photo.StagedPrefix("u1", "x")
 	for _, st := range []photo.Staged{
-		{Prefix: prefix, Size: 100, Parts: 2, PartSize: 100},
-		{Prefix: prefix, Size: 101, Parts: 1, PartSize: 100},
-		{Prefix: prefix, Size: 100, Parts: 1, PartSize: 0},
-		{Prefix: prefix, Size: -1, Parts: 0, PartSize: 100},
-		{Prefix: prefix, Size: 10_001, Parts: 10_001, PartSize: 1},
+		{Prefix: prefix, Size: 100, PartSize: 0},
+		{Prefix: prefix, Size: 100, PartSize: -5},
+		{Prefix: prefix, Size: -1, PartSize: 100},
+		{Prefix: prefix, Size: 10_001, PartSize: 1},
 	} {
 		if _, err := store.OpenStaged(t.Context(), "u1", st); err == nil {
 			t.Errorf("OpenStaged(%+v) = nil error, want a refusal", st)
 		}
 	}
 	for _, p := range []string{photo.StagedPrefix("u2", "x"), "pending/u1/import/x", "users/u1/../u2/"} {
-		if _, err := store.OpenStaged(t.Context(), "u1", photo.Staged{Prefix: p, Size: 1, Parts: 1, PartSize: 1}); !errors.Is(err, photo.ErrOutsidePrefix) {
+		if _, err := store.OpenStaged(t.Context(), "u1", photo.Staged{Prefix: p, Size: 1, PartSize: 1}); !errors.Is(err, photo.ErrOutsidePrefix) {
 			t.Errorf("OpenStaged(%q) = %v, want ErrOutsidePrefix", p, err)
 		}
 	}
@@ -316,7 +316,7 @@ func TestSweepKeepsStagedArchives(t *testing.T) {
 	store := photo.NewStore(env.S3, "test-photos")
 	store.SetStagePartSize(2)
 	st, err := store.Stage(ctx, "u1", photo.StagedPrefix("u1", "abc"), bytes.NewReader([]byte("zip")), 10)
-	if err != nil || st.Parts != 2 {
+	if err != nil || st.Parts() != 2 {
 		t.Fatalf("Stage = %+v, %v; want 2 parts", st, err)
 	}
 	if err := store.Put(ctx, photo.PendingKey("u1", "0123abcd", photo.SizeDisplay), []byte("jpeg"), 1); err != nil {

@@ -44,12 +44,10 @@ type Import struct {
 	// derived from it.
 	ID string `dynamodbav:"id"`
 	// Prefix is where the staged archive's part objects are
-	// (photo.StagedPrefix), Size its length in bytes, Parts its number of
-	// part objects and PartSize the length of each but the last
-	// (photo.Staged).
+	// (photo.StagedPrefix), Size its length in bytes and PartSize the
+	// length of each part but the last (photo.Staged).
 	Prefix   string `dynamodbav:"prefix,omitempty"`
 	Size     int64  `dynamodbav:"size"`
-	Parts    int    `dynamodbav:"parts,omitempty"`
 	PartSize int64  `dynamodbav:"part_size,omitempty"`
 	// Key is the one object an older version staged the archive as
 	// (pending/{user}/import/{id}.zip), set only on an import it started

@@ -19,7 +19,7 @@ func TestImportState(t *testing.T) {
 	w := newStore(t)
 	w.create(t, "u1")
 	start := w.clock.Now().UTC()
-	imp := user.Import{ID: "imp1", Prefix: "pending/u1/import/imp1/", Size: 100, Parts: 1, PartSize: 8 << 20, State: user.ImportRunning, Total: 3, StartedAt: start}
+	imp := user.Import{ID: "imp1", Prefix: "pending/u1/import/imp1/", Size: 100, PartSize: 8 << 20, State: user.ImportRunning, Total: 3, StartedAt: start}
 	if err := w.s.StartImport(ctx, "u1", imp); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestMovedImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := w.clock.Now().UTC()
-	imp := user.Import{ID: "imp1", Prefix: "pending/u1/import/imp1/", Size: 10, Parts: 1, PartSize: 10,
+	imp := user.Import{ID: "imp1", Prefix: "pending/u1/import/imp1/", Size: 10, PartSize: 10,
 		State: user.ImportFailed, Error: "moved", Total: 4, Next: 2, Imported: 2, StartedAt: done, FinishedAt: &done}
 	for range 2 {
 		if err := w.s.MovedImport(ctx, "u2", "u1", imp); err != nil {
