@@ -40,12 +40,7 @@ func contents(ms []meal.Meal) []string {
 // stopped run had claimed are found again by their derived IDs.
 func TestImportResumesAfterAKill(t *testing.T) {
 	t.Parallel()
-	src := apptest.New(t)
-	body := exportZip(t, diaryOwner(t, src))
-	want, err := src.Meals.All(t.Context(), localenv.Subject(adminEmail))
-	if err != nil {
-		t.Fatal(err)
-	}
+	body, want := sourceZip(t)
 
 	dir := t.TempDir()
 	a := apptest.New(t, apptest.Options{DataDir: dir})
@@ -96,9 +91,7 @@ func TestImportResumesAfterAKill(t *testing.T) {
 	if imp := u.Import; imp == nil || imp.State != user.ImportDone || imp.Imported != 4 || imp.Skipped != 0 || imp.Failed != 0 {
 		t.Errorf("import on the row = %+v; want done, 4 imported", imp)
 	}
-	if keys := objectsOf(t, b, "pending/"+uid); len(keys) != 0 {
-		t.Errorf("objects left under pending/: %v; want the staged zip removed", keys)
-	}
+	noPending(t, b, uid, "the staged zip removed")
 }
 
 // TestImportClaimsBeforePhoto: an imported meal's row is written, with no
@@ -106,8 +99,7 @@ func TestImportResumesAfterAKill(t *testing.T) {
 // written under a meal ID the import holds.
 func TestImportClaimsBeforePhoto(t *testing.T) {
 	t.Parallel()
-	src := apptest.New(t)
-	body := exportZip(t, diaryOwner(t, src))
+	body, _ := sourceZip(t)
 
 	faults := &apptest.Faults{}
 	app := apptest.New(t, apptest.Options{Faults: faults})
@@ -163,8 +155,7 @@ func TestImportClaimsBeforePhoto(t *testing.T) {
 // it: no meal, no photo, no staged zip, no users row.
 func TestDeletionStopsTheImport(t *testing.T) {
 	t.Parallel()
-	src := apptest.New(t)
-	body := exportZip(t, diaryOwner(t, src))
+	body, _ := sourceZip(t)
 
 	app := apptest.New(t)
 	c := app.Client()

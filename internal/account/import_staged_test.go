@@ -46,8 +46,7 @@ func waitImport(t *testing.T, app *apptest.App, uid string) *user.Import {
 // two meals it had imported whole.
 func TestImportPartGoneBeforeTheRun(t *testing.T) {
 	t.Parallel()
-	src := apptest.New(t)
-	body := exportZip(t, diaryOwner(t, src))
+	body, _ := sourceZip(t)
 
 	dir := t.TempDir()
 	a := apptest.New(t, apptest.Options{DataDir: dir})
@@ -95,9 +94,7 @@ func TestImportPartGoneBeforeTheRun(t *testing.T) {
 	if d := cmp.Diff(contents(before), contents(after)); d != "" {
 		t.Errorf("meals after the failed resume (-before +after):\n%s", d)
 	}
-	if keys := objectsOf(t, b, "pending/"+uid); len(keys) != 0 {
-		t.Errorf("objects left under pending/: %v; want the staged parts removed", keys)
-	}
+	noPending(t, b, uid, "the staged parts removed")
 }
 
 // TestImportPartGoneMidRun: the staged parts deleted while the import
@@ -108,12 +105,7 @@ func TestImportPartGoneBeforeTheRun(t *testing.T) {
 // the rest, and leaves the first meal's photo as it was.
 func TestImportPartGoneMidRun(t *testing.T) {
 	t.Parallel()
-	src := apptest.New(t)
-	body := exportZip(t, diaryOwner(t, src))
-	want, err := src.Meals.All(t.Context(), localenv.Subject(adminEmail))
-	if err != nil {
-		t.Fatal(err)
-	}
+	body, want := sourceZip(t)
 
 	app := apptest.New(t)
 	// Parts of 1 KiB: the block cache (16 blocks, one part each) holds
@@ -155,9 +147,7 @@ func TestImportPartGoneMidRun(t *testing.T) {
 	if len(imp.Notes) != 1 || imp.Notes[0].Index != 1 || imp.Notes[0].Kind != "photo" || !strings.Contains(imp.Notes[0].Msg, "zip was removed") {
 		t.Errorf("notes = %+v; want one photo note on meal 1 saying the zip was removed", imp.Notes)
 	}
-	if keys := objectsOf(t, app, "pending/"+uid); len(keys) != 0 {
-		t.Errorf("objects left under pending/: %v; want none", keys)
-	}
+	noPending(t, app, uid, "none")
 	page := c.Get(account.ImportPath)
 	if text := page.Text("main"); !strings.Contains(text, "zip was removed before the import finished") {
 		t.Errorf("import page does not say why it failed:\n%s", text)
@@ -195,8 +185,7 @@ func TestImportPartGoneMidRun(t *testing.T) {
 // given the zip's photo: only an import's own claim is.
 func TestImportLeavesTheOwnersMealsPhotoless(t *testing.T) {
 	t.Parallel()
-	src := apptest.New(t)
-	body := exportZip(t, diaryOwner(t, src))
+	body, _ := sourceZip(t)
 
 	app := apptest.New(t)
 	c := app.Client()
@@ -241,9 +230,7 @@ func TestImportStagedByAnOlderVersion(t *testing.T) {
 	if imp.State != user.ImportFailed || !strings.Contains(imp.Error, "older version of ndiro") || !strings.Contains(imp.Error, "Upload it again") {
 		t.Errorf("import = %s %q; want failed, naming the older version and asking for the zip again", imp.State, imp.Error)
 	}
-	if keys := objectsOf(t, app, "pending/"+uid); len(keys) != 0 {
-		t.Errorf("objects left under pending/: %v; want the old staged zip deleted", keys)
-	}
+	noPending(t, app, uid, "the old staged zip deleted")
 }
 
 // TestMoveEndsTheImport: an account moved to a new subject while its
@@ -253,12 +240,7 @@ func TestImportStagedByAnOlderVersion(t *testing.T) {
 // zip again there ends with exactly the zip's meals.
 func TestMoveEndsTheImport(t *testing.T) {
 	t.Parallel()
-	src := apptest.New(t)
-	body := exportZip(t, diaryOwner(t, src))
-	want, err := src.Meals.All(t.Context(), localenv.Subject(adminEmail))
-	if err != nil {
-		t.Fatal(err)
-	}
+	body, want := sourceZip(t)
 
 	app := apptest.New(t)
 	app.Moves.SetRetry(1, time.Millisecond)

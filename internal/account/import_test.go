@@ -80,6 +80,28 @@ func diaryOwner(t *testing.T, app *apptest.App) *apptest.Client {
 	return c
 }
 
+// sourceZip is the export zip of diaryOwner's diary on an app of its own,
+// and that diary's meals, as the imports of the zip must end with them.
+func sourceZip(t *testing.T) ([]byte, []meal.Meal) {
+	t.Helper()
+	src := apptest.New(t)
+	body := exportZip(t, diaryOwner(t, src))
+	want, err := src.Meals.All(t.Context(), localenv.Subject(adminEmail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body, want
+}
+
+// noPending fails t if any object is left under userID's pending prefix
+// (a staged zip's parts): want says what should have removed them.
+func noPending(t *testing.T, app *apptest.App, userID, want string) {
+	t.Helper()
+	if keys := objectsOf(t, app, "pending/"+userID); len(keys) != 0 {
+		t.Errorf("objects left under pending/: %v; want %s", keys, want)
+	}
+}
+
 // exportZip downloads c's /account/export.zip.
 func exportZip(t *testing.T, c *apptest.Client) []byte {
 	t.Helper()
