@@ -108,11 +108,15 @@ func (SessionCodec) UserID(b []byte) string { return sessionUserID(b) }
 
 // sessionUserID returns the signed-in user ID held in encoded session b,
 // "" if none, without building the values map.
-func sessionUserID(b []byte) string {
-	var id string
+func sessionUserID(b []byte) string { return string(sessionUserIDBytes(b)) }
+
+// sessionUserIDBytes is sessionUserID as the bytes of b that hold it
+// (nil if none): comparing them with a string allocates nothing.
+func sessionUserIDBytes(b []byte) []byte {
+	var id []byte
 	eachSessionValue(b, func(k, v []byte) bool {
 		if string(k) == keyUserID {
-			id = string(v)
+			id = v
 			return false
 		}
 		return true

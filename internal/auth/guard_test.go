@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alexedwards/scs/v2"
+
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
 	"ndiro/internal/user"
@@ -117,6 +119,33 @@ func TestGuardEndsInactiveSessions(t *testing.T) {
 				wantSignIn(t, "GET /meals with the old cookie", getWith(t, app, "/meals", o.token), "/meals")
 			})
 		}
+	}
+}
+
+// plainStore is a session store with nothing but scs's methods: no
+// FindAccount, so the photo guard reads the users row itself.
+type plainStore struct{ scs.CtxStore }
+
+// TestPhotoGuardReadsTheRowItself: on a session store that does not read
+// the account with the session (any scs store), the photo guard checks
+// the users row itself (user.Store.Active): a disabled account's next
+// photo request is sent to sign in, its session ended.
+func TestPhotoGuardReadsTheRowItself(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	app.Sessions.Store = plainStore{app.Sessions.Store.(scs.CtxStore)}
+	admin := app.Client()
+	admin.SignIn("admin@example.com")
+	o := newOwner(t, app, admin, "plain@example.com")
+	if r := o.c.Get(o.thumb); r.StatusCode != http.StatusOK {
+		t.Fatalf("GET photo = %d, want 200", r.StatusCode)
+	}
+	if err := app.Users.SetDisabled(t.Context(), o.id, true); err != nil {
+		t.Fatal(err)
+	}
+	wantSignIn(t, "GET photo of a disabled account", o.c.Get(o.thumb), o.thumb)
+	if _, found, err := app.Sessions.Store.Find(o.token); err != nil || found {
+		t.Errorf("session store Find = found %v, %v; want the session deleted", found, err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/alexedwards/scs/v2"
 
+	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
 
@@ -85,22 +86,41 @@ func storedSession(sm *scs.SessionManager, r *http.Request) session {
 
 // userID returns the signed-in user ID s holds, "" if none (no cookie, no
 // such session, or a session of a sign-out). A stored session is read
-// from its encoded bytes (sessionUserID), without decoding it.
-func (s session) userID() (string, error) {
+// from its encoded bytes (sessionUserID), without decoding it; if its
+// store reads the users row along with it (accountStore), acct is that
+// row's state, which the guard then takes instead of reading the row
+// again. acct.UserID is "" when the caller must read the row itself.
+func (s session) userID() (id string, acct user.Account, err error) {
 	if !s.stored {
-		return s.sm.GetString(s.ctx, keyUserID), nil
+		return s.sm.GetString(s.ctx, keyUserID), user.Account{}, nil
 	}
 	if s.tok == "" {
-		return "", nil
+		return "", user.Account{}, nil
 	}
-	b, found, err := s.sm.Store.Find(s.tok)
+	var b []byte
+	var found bool
+	if as, ok := s.sm.Store.(accountStore); ok {
+		b, acct, found, err = as.FindAccount(s.ctx, s.tok)
+	} else {
+		b, found, err = s.sm.Store.Find(s.tok)
+	}
 	if err != nil {
-		return "", fmt.Errorf("auth: session store: %w", err)
+		return "", user.Account{}, fmt.Errorf("auth: session store: %w", err)
 	}
 	if !found {
-		return "", nil
+		return "", user.Account{}, nil
 	}
-	return sessionUserID(b), nil
+	if acct.UserID != "" && string(sessionUserIDBytes(b)) == acct.UserID {
+		return acct.UserID, acct, nil // the row's ID: no copy of the bytes
+	}
+	return sessionUserID(b), acct, nil
+}
+
+// accountStore is a session store that reads the users row a session
+// lives on with the session (user.Sessions.FindAccount), so the photo
+// guard reads the row once.
+type accountStore interface {
+	FindAccount(ctx context.Context, token string) ([]byte, user.Account, bool, error)
 }
 
 // sent reports whether r carried a session cookie s was read from.

@@ -79,7 +79,15 @@ func NewItemCache[V any](ttl time.Duration, size int, now func() time.Time) *Ite
 // ("decode: …"), not wrapped otherwise: callers add their own context.
 // Nothing is kept after an error.
 func (c *ItemCache[V]) Read(ctx context.Context, db *dynamodb.Client, table, pk, key string) (v V, found bool, err error) {
-	if e := c.get(key); e != nil {
+	return c.ReadAt(ctx, c.now(), db, table, pk, key)
+}
+
+// ReadAt is Read with its entry's freshness judged at now, a reading of
+// the cache's clock the caller made: a caller making several reads for
+// one request (the session guard: a token, then its users row) reads the
+// clock once, which costs as much as a hit (~25 ns) on a virtual machine.
+func (c *ItemCache[V]) ReadAt(ctx context.Context, now time.Time, db *dynamodb.Client, table, pk, key string) (v V, found bool, err error) {
+	if e := c.get(key, now); e != nil {
 		return e.v, e.found, nil
 	}
 	return c.readTable(ctx, db, table, pk, key)
@@ -99,7 +107,13 @@ func (c *ItemCache[V]) readTable(ctx context.Context, db *dynamodb.Client, table
 // nothing is kept. Pass a load made once (a method value), not a closure
 // per call: a hit then allocates nothing.
 func (c *ItemCache[V]) ReadFunc(ctx context.Context, key string, load func(context.Context, string) (V, bool, error)) (v V, found bool, err error) {
-	if e := c.get(key); e != nil {
+	return c.ReadFuncAt(ctx, c.now(), key, load)
+}
+
+// ReadFuncAt is ReadFunc with its entry's freshness judged at now, a
+// reading of the cache's clock the caller made (see ReadAt).
+func (c *ItemCache[V]) ReadFuncAt(ctx context.Context, now time.Time, key string, load func(context.Context, string) (V, bool, error)) (v V, found bool, err error) {
+	if e := c.get(key, now); e != nil {
 		return e.v, e.found, nil
 	}
 	return c.load(ctx, key, load)
@@ -218,14 +232,13 @@ func (c *ItemCache[V]) Len() int {
 	return c.lru.Len()
 }
 
-// get returns the entry for key if there is one younger than the TTL
-// (its found false means the item is known to be missing), or nil if the
-// table must be read.
-func (c *ItemCache[V]) get(key string) *cached[V] {
+// get returns the entry for key if there is one younger than the TTL at
+// now (its found false means the item is known to be missing), or nil if
+// the table must be read.
+func (c *ItemCache[V]) get(key string, now time.Time) *cached[V] {
 	if c.ttl <= 0 {
 		return nil
 	}
-	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, hit := c.lru.Peek(key) // no reordering on a hit: see NewItemCache

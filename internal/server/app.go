@@ -228,7 +228,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	users := user.NewStore(b.DynamoDB, b.Tables.Users.Name, now)
 	// Sessions live on the users rows, so a restart signs nobody out
 	// (the store hashes tokens itself: HashTokenInStore stays off).
-	signedIn := user.NewSessions(users, user.SessionDeps{UserIDOf: auth.SessionCodec{}.UserID, Now: now, Log: log})
+	signedIn := user.NewSessions(users, user.SessionDeps{UserIDOf: auth.SessionCodec{}.UserID, Log: log})
 	sessions.Store = signedIn
 	invites := invite.NewStore(b.DynamoDB, b.Tables.Invites.Name)
 	meals := meal.NewStore(b.DynamoDB, b.Tables.Meals.Name)

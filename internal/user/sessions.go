@@ -107,9 +107,7 @@ type SessionDeps struct {
 	// UserIDOf returns the user ID held in a session's encoded data (the
 	// session manager's codec), "" if it holds none.
 	UserIDOf func(data []byte) string
-	// Now is the clock of expiry and last-seen times.
-	Now func() time.Time
-	Log *slog.Logger
+	Log      *slog.Logger
 }
 
 // Sessions is the session manager's store (scs's Store and CtxStore),
@@ -132,7 +130,9 @@ type SessionDeps struct {
 // storage takes writes again.
 //
 // Token keys are cached in memory by token, so a cached lookup (the owner
-// photo route's) costs no hash: two map lookups and a clock reading.
+// photo route's) costs no hash: two map lookups and one clock reading,
+// the users store's clock, which Sessions shares for expiry and
+// last-seen times.
 type Sessions struct {
 	users    *Store
 	userIDOf func([]byte) string
@@ -151,11 +151,12 @@ type Sessions struct {
 	held held
 }
 
-// NewSessions returns the session store over users' table and cache.
+// NewSessions returns the session store over users' table, cache and
+// clock.
 func NewSessions(users *Store, d SessionDeps) *Sessions {
 	s := &Sessions{
-		users: users, userIDOf: d.UserIDOf, now: d.Now, log: d.Log,
-		tokens:     dynamo.NewItemCache[tokenEntry](tokenTTL, tokenCacheSize, d.Now),
+		users: users, userIDOf: d.UserIDOf, now: users.now, log: d.Log,
+		tokens:     dynamo.NewItemCache[tokenEntry](tokenTTL, tokenCacheSize, users.now),
 		stampTried: map[string]time.Time{},
 		held:       held{starts: map[string]heldStart{}, ends: map[string]string{}},
 	}
@@ -165,9 +166,10 @@ func NewSessions(users *Store, d SessionDeps) *Sessions {
 
 func sessionKey(id string) map[string]types.AttributeValue { return key(sessionKeyPrefix + id) }
 
-// token returns what token's key item says, from memory or one GetItem.
-func (s *Sessions) token(ctx context.Context, token string) (tokenEntry, bool, error) {
-	t, found, err := s.tokens.ReadFunc(ctx, token, s.loadToken)
+// token returns what token's key item says, from memory (fresh at now,
+// a reading of s.now) or one GetItem.
+func (s *Sessions) token(ctx context.Context, now time.Time, token string) (tokenEntry, bool, error) {
+	t, found, err := s.tokens.ReadFuncAt(ctx, now, token, s.loadToken)
 	if err != nil {
 		return t, false, fmt.Errorf("user: session key: %w", err)
 	}
@@ -204,33 +206,53 @@ func (s *Sessions) Delete(token string) error {
 // entry past its expiry. A sign-in storage refused to keep is found from
 // memory (held). err is a failed read only.
 func (s *Sessions) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
+	b, _, found, err := s.FindAccount(ctx, token)
+	return b, found, err
+}
+
+// Account is the users row a session lives on, as FindAccount read it
+// along with the session: UserID is "" when the session was found in
+// memory (a held sign-in) and no row was read.
+type Account struct {
+	// UserID is the row's ID (the user_id partition key).
+	UserID string
+	// Active is the row's User.Active.
+	Active bool
+}
+
+// FindAccount is FindCtx that also reports the row the session was found
+// on, so that a guard checks the account from the same read (the owner
+// photo route's: one cached row read and one clock reading for the
+// whole lookup, ~25 ns each, a tenth of a cached photo's 304).
+func (s *Sessions) FindAccount(ctx context.Context, token string) (data []byte, acct Account, found bool, err error) {
 	if token == "" {
-		return nil, false, nil
+		return nil, Account{}, false, nil
 	}
+	now := s.now()
 	if s.held.n.Load() > 0 {
 		if h, ok := s.heldStart(token); ok {
-			return h.e.Data, s.now().Before(h.e.Expires), nil
+			return h.e.Data, Account{}, now.Before(h.e.Expires), nil
 		}
 	}
-	t, found, err := s.token(ctx, token)
+	t, found, err := s.token(ctx, now, token)
 	if err != nil || !found {
-		return nil, false, err
+		return nil, Account{}, false, err
 	}
 	if s.held.n.Load() > 0 && s.heldEnd(t.id) {
-		return nil, false, nil
+		return nil, Account{}, false, nil
 	}
-	r, err := s.users.row(ctx, t.uid)
+	r, err := s.users.rowAt(ctx, now, t.uid)
 	if errors.Is(err, ErrNotFound) {
-		return nil, false, nil
+		return nil, Account{}, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("user: session: %w", err)
+		return nil, Account{}, false, fmt.Errorf("user: session: %w", err)
 	}
 	e, ok := r.Sessions[t.id]
-	if !ok || !s.now().Before(e.Expires) {
-		return nil, false, nil
+	if !ok || !now.Before(e.Expires) {
+		return nil, Account{}, false, nil
 	}
-	return e.Data, true, nil
+	return e.Data, Account{UserID: r.ID, Active: r.Active()}, true, nil
 }
 
 // CommitCtx keeps b, the session data of token, until expiry. A sign-in
@@ -256,7 +278,7 @@ func (s *Sessions) CommitCtx(ctx context.Context, token string, b []byte, expiry
 			return nil // written with the other held sign-ins
 		}
 	}
-	t, found, err := s.token(ctx, token)
+	t, found, err := s.token(ctx, s.now(), token)
 	if err != nil {
 		return err
 	}
@@ -526,7 +548,7 @@ func (s *Sessions) DeleteCtx(ctx context.Context, token string) error {
 		s.dropKeys(ctx, "", []string{SessionID(token)})
 		return nil
 	}
-	t, found, err := s.token(ctx, token)
+	t, found, err := s.token(ctx, s.now(), token)
 	if err != nil || !found {
 		return err
 	}

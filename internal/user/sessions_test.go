@@ -41,7 +41,7 @@ func testUserID(b []byte) string {
 func newSessions(t *testing.T) *sessionWorld {
 	t.Helper()
 	w := &sessionWorld{storeWorld: newStore(t)}
-	w.ss = user.NewSessions(w.s, user.SessionDeps{UserIDOf: testUserID, Now: w.clock.Now, Log: slog.New(slog.DiscardHandler)})
+	w.ss = user.NewSessions(w.s, user.SessionDeps{UserIDOf: testUserID, Log: slog.New(slog.DiscardHandler)})
 	return w
 }
 
@@ -198,7 +198,7 @@ func TestSessionsSurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := user.NewSessions(user.NewStore(localenv.NewDynamoClient(w.env.DynamoEndpoint), w.table, w.clock.Now),
-		user.SessionDeps{UserIDOf: testUserID, Now: w.clock.Now, Log: slog.New(slog.DiscardHandler)})
+		user.SessionDeps{UserIDOf: testUserID, Log: slog.New(slog.DiscardHandler)})
 	b, found, err := fresh.Find("tok")
 	if err != nil || !found || string(b) != string(testData("u1")) {
 		t.Errorf("Find on a fresh store = %q, %v, %v; want the session", b, found, err)
@@ -272,7 +272,7 @@ func TestSessionNotRevived(t *testing.T) {
 	}
 	// Ended by another process's view of the row (written around this
 	// store's cache), then committed by a request that began before.
-	other := user.NewSessions(user.NewStore(w.env.DynamoDB, w.table, w.clock.Now), user.SessionDeps{UserIDOf: testUserID, Now: w.clock.Now, Log: slog.New(slog.DiscardHandler)})
+	other := user.NewSessions(user.NewStore(w.env.DynamoDB, w.table, w.clock.Now), user.SessionDeps{UserIDOf: testUserID, Log: slog.New(slog.DiscardHandler)})
 	if n, err := other.EndAll(context.Background(), "u1"); err != nil || n != 1 {
 		t.Fatalf("EndAll = %d, %v", n, err)
 	}
@@ -332,6 +332,68 @@ func TestSessionEnds(t *testing.T) {
 	}
 }
 
+// TestSessionFindAccount: FindAccount finds what Find finds and, from
+// the same cached read, the users row the session lives on and whether
+// it is in use, with no GetItem on a warm lookup; a disabled row is
+// reported inactive (the guard ends the session), a row gone finds no
+// session, and a sign-in held in memory reports no row (the guard reads
+// it itself).
+func TestSessionFindAccount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newSessions(t)
+	w.create(t, "u1")
+	w.create(t, "u2")
+	for tok, uid := range map[string]string{"a": "u1", "b": "u2"} {
+		if err := w.signIn(t, tok, uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	find := func(tok string) ([]byte, user.Account, bool) {
+		t.Helper()
+		b, acct, found, err := w.ss.FindAccount(ctx, tok)
+		if err != nil {
+			t.Fatalf("FindAccount(%s): %v", tok, err)
+		}
+		return b, acct, found
+	}
+	w.ss.Find("a") // warm
+	w.calls.Reset()
+	if b, acct, found := find("a"); !found || string(b) != string(testData("u1")) || acct != (user.Account{UserID: "u1", Active: true}) {
+		t.Errorf("FindAccount(a) = %q, %+v, found %v; want u1's data on u1's active row", b, acct, found)
+	}
+	if n := w.calls.Counts()["GetItem"]; n != 0 {
+		t.Errorf("a warm FindAccount made %d GetItems, want 0", n)
+	}
+	if err := w.s.SetDisabled(ctx, "u1", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, acct, found := find("a"); !found || acct != (user.Account{UserID: "u1", Active: false}) {
+		t.Errorf("FindAccount(a) of a disabled account = %+v, found %v; want u1's row, not active", acct, found)
+	}
+	if _, acct, found := find("b"); !found || acct != (user.Account{UserID: "u2", Active: true}) {
+		t.Errorf("FindAccount(b) = %+v, found %v; want u2's active row", acct, found)
+	}
+	if err := w.s.Delete(ctx, "u2"); err != nil {
+		t.Fatal(err)
+	}
+	if b, acct, found := find("b"); found || b != nil || acct != (user.Account{}) {
+		t.Errorf("FindAccount(b) of a deleted row = %q, %+v, found %v; want nothing", b, acct, found)
+	}
+	if _, acct, found := find(""); found || acct != (user.Account{}) {
+		t.Errorf("FindAccount of no token = %+v, found %v; want nothing", acct, found)
+	}
+	w.create(t, "u3")
+	w.faults.DiskFull("PutItem", w.table, 0)
+	w.faults.DiskFull("UpdateItem", w.table, 0)
+	if err := w.signIn(t, "held", "u3"); err != nil {
+		t.Fatalf("sign-in on a full disk = %v, want it held", err)
+	}
+	if b, acct, found := find("held"); !found || string(b) != string(testData("u3")) || acct != (user.Account{}) {
+		t.Errorf("FindAccount of a held sign-in = %q, %+v, found %v; want its data and no row", b, acct, found)
+	}
+}
+
 // TestSessionDeleteKeys: the deletion step deletes every key item that
 // names the account, those an end failed to delete too, and can be
 // re-run; the row's removal then takes the sessions.
@@ -371,7 +433,7 @@ func TestSessionDeleteKeys(t *testing.T) {
 		t.Errorf("key items after DeleteKeys(u1) = %v, want only b1's", keys)
 	}
 	fresh := user.NewSessions(user.NewStore(localenv.NewDynamoClient(w.env.DynamoEndpoint), w.table, w.clock.Now),
-		user.SessionDeps{UserIDOf: testUserID, Now: w.clock.Now, Log: slog.New(slog.DiscardHandler)})
+		user.SessionDeps{UserIDOf: testUserID, Log: slog.New(slog.DiscardHandler)})
 	if _, found, _ := fresh.Find("a1"); found {
 		t.Error("a session whose key is gone was found")
 	}
@@ -421,7 +483,7 @@ func TestSessionSignInRace(t *testing.T) {
 	// The same table through a client that holds each sessions write
 	// until n of them wait.
 	raced := user.NewSessions(user.NewStore(localenv.NewDynamoClient(w.env.DynamoEndpoint, sessionsWriteBarrier(n)), w.table, w.clock.Now),
-		user.SessionDeps{UserIDOf: testUserID, Now: w.clock.Now, Log: slog.New(slog.DiscardHandler)})
+		user.SessionDeps{UserIDOf: testUserID, Log: slog.New(slog.DiscardHandler)})
 	ctx := user.SignIn(context.Background(), user.Device{Browser: "Safari", Platform: "iPhone"})
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -526,7 +588,7 @@ func TestSessionWritesStorageRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := user.NewSessions(user.NewStore(localenv.NewDynamoClient(w.env.DynamoEndpoint), w.table, w.clock.Now),
-		user.SessionDeps{UserIDOf: testUserID, Now: w.clock.Now, Log: slog.New(slog.DiscardHandler)})
+		user.SessionDeps{UserIDOf: testUserID, Log: slog.New(slog.DiscardHandler)})
 	for tok, want := range map[string]bool{"logout": false, "stamped": true, "new": true, "gone-before": false} {
 		if _, found, _ := fresh.Find(tok); found != want {
 			t.Errorf("after space came back, a restarted store finds %s: %v, want %v", tok, found, want)

@@ -172,6 +172,8 @@ type Store struct {
 	table string
 	// cache holds whole rows: the account and its sessions (Sessions).
 	cache *dynamo.ItemCache[row]
+	// now is cache's clock, which Sessions shares (rowAt).
+	now func() time.Time
 	// pageLimit, if set, caps items per Scan page of the paced scans, so
 	// tests see many pages (and empty ones) without many rows.
 	pageLimit int32
@@ -188,7 +190,7 @@ const cacheSize = 10_000
 // NewStore returns a Store on the users table named table, caching rows
 // for CacheTTL by the clock now (time.Now outside tests).
 func NewStore(db *dynamodb.Client, table string, now func() time.Time) *Store {
-	return &Store{db: db, table: table, cache: dynamo.NewItemCache[row](CacheTTL, cacheSize, now)}
+	return &Store{db: db, table: table, cache: dynamo.NewItemCache[row](CacheTTL, cacheSize, now), now: now}
 }
 
 // row is a users row as the Store's cache keeps it: the account, and the
@@ -222,10 +224,16 @@ func (s *Store) Get(ctx context.Context, id string) (*User, error) {
 // row returns the row id as Get reads it, or ErrNotFound. An ID with the
 // reserved prefix names no row (it is never read: it is no subject).
 func (s *Store) row(ctx context.Context, id string) (row, error) {
+	return s.rowAt(ctx, s.now(), id)
+}
+
+// rowAt is row with the cache's freshness judged at now, a reading of
+// s.now (dynamo.ItemCache.ReadAt).
+func (s *Store) rowAt(ctx context.Context, now time.Time, id string) (row, error) {
 	if Reserved(id) {
 		return row{}, ErrNotFound
 	}
-	r, found, err := s.cache.Read(ctx, s.db, s.table, "user_id", id)
+	r, found, err := s.cache.ReadAt(ctx, now, s.db, s.table, "user_id", id)
 	if err != nil {
 		return row{}, err
 	}
