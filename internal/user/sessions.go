@@ -221,9 +221,10 @@ type Account struct {
 }
 
 // FindAccount is FindCtx that also reports the row the session was found
-// on, so that a guard checks the account from the same read (the owner
-// photo route's: one cached row read and one clock reading for the
-// whole lookup, ~25 ns each, a tenth of a cached photo's 304).
+// on, so that a guard checks the account from the same read: the owner
+// photo route's guard makes one cached read of the row and one clock
+// reading for the whole lookup (a second read of the row and three more
+// readings cost about a tenth of a cached photo's 304).
 func (s *Sessions) FindAccount(ctx context.Context, token string) (data []byte, acct Account, found bool, err error) {
 	if token == "" {
 		return nil, Account{}, false, nil
