@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -309,9 +310,27 @@ func HTTPClient() *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: tr}
 }
 
-// localHTTPClient is the SDK's default HTTP client with IdleConnTimeout.
-func localHTTPClient() *awshttp.BuildableClient {
-	return awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.IdleConnTimeout = IdleConnTimeout })
+// localHTTPClient is the SDK's default HTTP client with IdleConnTimeout,
+// sending request bodies as plain readers (see plainBodies).
+func localHTTPClient() plainBodies {
+	return plainBodies{awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.IdleConnTimeout = IdleConnTimeout })}
+}
+
+// plainBodies hides the io.WriterTo of a request body from net/http.
+// The SDK closes the body as soon as Do returns, which can be before the
+// transport's writer has made its last read of the body (the check for
+// bytes past Content-Length); the SDK's body then answers that read, when
+// made through WriteTo, with io.EOF as an error, and the transport closes
+// the connection while the caller is still reading the response: "use of
+// closed network connection" on a 200. Through Read the same late read
+// is a clean end of body.
+type plainBodies struct{ *awshttp.BuildableClient }
+
+func (c plainBodies) Do(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = struct{ io.ReadCloser }{r.Body}
+	}
+	return c.BuildableClient.Do(r)
 }
 
 // NewDynamoClient returns a DynamoDB client for an emulator at endpoint. The
