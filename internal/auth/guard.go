@@ -47,8 +47,9 @@ func (h *Handler) RequireUser(next http.Handler) http.Handler {
 // without copying it or putting it in a context. The user ID it hands to
 // fn is the row's, once the stored bytes are found to hold it, so a
 // cached photo's guard allocates nothing (reading the row twice and the
-// clock four times, and copying the ID, cost ~10 % of a cached photo's
-// 304 in BenchmarkOwnerPhoto). A session it ends is deleted from the
+// clock four times cost a tenth of a cached photo's 304: 1045 ns against
+// 947 for the display copy in BenchmarkOwnerPhoto, medians of 3
+// interleaved runs). A session it ends is deleted from the
 // store; it never writes a session or sets a cookie, so photos stay
 // cacheable. A store failure is returned, as fn's errors are.
 func (h *Handler) UserFromStore(fn func(w http.ResponseWriter, r *http.Request, uid string) error) func(http.ResponseWriter, *http.Request) error {

@@ -2,6 +2,7 @@ package user_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -9,21 +10,27 @@ import (
 	"ndiro/internal/user"
 )
 
-// BenchmarkActiveHit is the photo guard's read of a cached users row
-// (Store.Active on a hit): a lock, a map lookup and a clock read, no
+// BenchmarkFindAccountHit is the photo guard's lookup of a signed-in
+// session whose token and users row are cached (Sessions.FindAccount on
+// a hit): one clock reading, two cache lookups under their locks, no
 // allocation.
-func BenchmarkActiveHit(b *testing.B) {
+func BenchmarkFindAccountHit(b *testing.B) {
 	env, tables := apptest.Local(b)
 	s := user.NewStore(env.DynamoDB, tables.Users.Name, time.Now)
 	ctx := context.Background()
-	if err := s.Create(ctx, &user.User{ID: "u1", Email: "a@example.com", Role: user.RoleOwner}); err != nil {
+	if err := s.Create(ctx, &user.User{ID: "u1", Email: "a@example.com", Role: user.RoleOwner, Status: user.StatusActive}); err != nil {
 		b.Fatal(err)
 	}
-	s.Active(ctx, "u1")
+	ss := user.NewSessions(s, user.SessionDeps{UserIDOf: testUserID, Log: slog.New(slog.DiscardHandler)})
+	signIn := user.SignIn(ctx, user.Device{Browser: "Firefox", Platform: "Windows"})
+	if err := ss.CommitCtx(signIn, "tok", testData("u1"), time.Now().Add(time.Hour)); err != nil {
+		b.Fatal(err)
+	}
+	ss.FindAccount(ctx, "tok")
 	b.ReportAllocs()
 	for b.Loop() {
-		if ok, err := s.Active(ctx, "u1"); !ok || err != nil {
-			b.Fatal(ok, err)
+		if _, acct, found, err := ss.FindAccount(ctx, "tok"); !found || !acct.Active || err != nil {
+			b.Fatal(acct, found, err)
 		}
 	}
 }

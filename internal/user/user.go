@@ -245,7 +245,8 @@ func (s *Store) rowAt(ctx context.Context, now time.Time, id string) (row, error
 
 // Active reports whether the account id is in use (User.Active), as Get
 // reads it, without handing out a copy of the row: the photo guard's
-// check. A missing row is ErrNotFound.
+// check when the session store did not read the row with the session
+// (Sessions.FindAccount does). A missing row is ErrNotFound.
 func (s *Store) Active(ctx context.Context, id string) (bool, error) {
 	r, err := s.row(ctx, id)
 	if err != nil {
