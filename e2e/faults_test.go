@@ -110,6 +110,38 @@ type faultRun struct {
 	// cut is why the last download ended early (download), nil if it
 	// did not.
 	cut error
+	// metrics is the binary's /metrics URL (NDIRO_METRICS_ADDR).
+	metrics string
+}
+
+// unavailableCalls returns ndiro_storage_calls_total{result="unavailable"}
+// of backend, summed over its operations, as the binary counts it now
+// (the series the documented alert watches).
+func (f *faultRun) unavailableCalls(backend string) float64 {
+	f.t.Helper()
+	resp, err := http.Get(f.metrics)
+	if err != nil {
+		f.t.Fatalf("scrape %s: %v", f.metrics, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var sum float64
+	for _, line := range strings.Split(string(body), "\n") {
+		rest, series := strings.CutPrefix(line, "ndiro_storage_calls_total{")
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !series || !ok || !strings.Contains(labels, `service="`+backend+`"`) || !strings.Contains(labels, `result="unavailable"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			f.t.Fatalf("metrics line %q: %v", line, err)
+		}
+		sum += v
+	}
+	return sum
 }
 
 // download GETs path as c, as a browser saves a file: an answer whose
@@ -220,9 +252,11 @@ func startFaultRun(t *testing.T) *faultRun {
 		"NDIRO_STORAGE_TRANSFER_TIMEOUT=" + transferBudget.String(),
 		"NDIRO_STORAGE_ATTEMPTS=2", "NDIRO_STORAGE_MAX_BACKOFF=100ms",
 		"NDIRO_ORPHAN_GRACE=" + orphanGrace.String(),
+		"NDIRO_METRICS_ADDR=127.0.0.1:0",
 	}
 	f.p = start(t, s.Bin, env)
 	startProxy(t, s.ProxyAddr, cert).forward(f.p.listenAddr(t))
+	f.metrics = "http://" + f.p.loggedAddr(t, "metrics listening") + "/metrics"
 
 	f.admin = f.h.client()
 	if r := f.h.signIn(f.admin, "/login", admin); r.StatusCode != http.StatusSeeOther {
@@ -247,10 +281,12 @@ func (f *faultRun) cell(backend string, fl fault, op operation) {
 	orphansBefore := len(f.orphans())
 
 	f.cut = nil
+	unavailableBefore := f.unavailableCalls(backend)
 	began := time.Now()
 	f.inject(backend, fl)
 	resp := op.do(f, st)
 	took := time.Since(began)
+	unavailable := f.unavailableCalls(backend) - unavailableBefore
 	if rest := faultFor - took; rest > 0 {
 		time.Sleep(rest)
 	}
@@ -279,6 +315,12 @@ func (f *faultRun) cell(backend string, fl fault, op operation) {
 	}
 	if status == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
 		t.Errorf("%s: 503 without Retry-After", name)
+	}
+	if status == http.StatusServiceUnavailable && unavailable == 0 {
+		t.Errorf("%s: 503 with no %s call counted unavailable (the alert's series)", name, backend)
+	}
+	if op.within > 0 && fl.name == "stalled" && took > op.within {
+		t.Errorf("%s: answered after %v, want within %v", name, took, op.within)
 	}
 	recovered := f.recover(name)
 	left := op.left(f, st)
@@ -367,7 +409,10 @@ type opState struct {
 // operation is one kind of request, prepared without a fault, sent
 // under one, and judged after it.
 type operation struct {
-	name    string
+	name string
+	// within, if set, is how soon the operation answers when its backend
+	// stalls: its storage budget and a margin for a busy machine.
+	within  time.Duration
 	prepare func(f *faultRun) opState
 	do      func(f *faultRun, st opState) *apptest.Response
 	left    func(f *faultRun, st opState) string
@@ -409,7 +454,9 @@ var operations = []operation{
 		left: func(f *faultRun, st opState) string { return f.mealsLeft("to delete") },
 	},
 	{
+		// A photo never read before: not in the cache, so S3 is asked.
 		name:    "photo read",
+		within:  transferBudget + 2*time.Second,
 		prepare: func(f *faultRun) opState { return f.mealWithPhoto("to read") },
 		do:      func(f *faultRun, st opState) *apptest.Response { return f.owner.Get(st.photo) },
 		left:    func(*faultRun, opState) string { return "" },

@@ -171,19 +171,26 @@ func (p *process) exitCode() int {
 // listenAddr waits for the JSON "listening" log line and returns its addr.
 func (p *process) listenAddr(t *testing.T) string {
 	t.Helper()
+	return p.loggedAddr(t, "listening")
+}
+
+// loggedAddr waits for the JSON log line whose msg is msg ("listening",
+// "metrics listening") and returns its addr.
+func (p *process) loggedAddr(t *testing.T, msg string) string {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, l := range logLines(p.stdout.String()) {
 			var rec struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(l), &rec) == nil && rec.Msg == "listening" && rec.Addr != "" {
+			if json.Unmarshal([]byte(l), &rec) == nil && rec.Msg == msg && rec.Addr != "" {
 				return rec.Addr
 			}
 		}
 		if p.exited(100 * time.Millisecond) {
-			t.Fatalf("ndiro exited with %d before listening\nstdout:\n%s\nstderr:\n%s", p.exitCode(), p.stdout, p.stderr)
+			t.Fatalf("ndiro exited with %d before %q\nstdout:\n%s\nstderr:\n%s", p.exitCode(), msg, p.stdout, p.stderr)
 		}
 	}
-	t.Fatalf("ndiro logged no listening line within 30 s\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+	t.Fatalf("ndiro logged no %q line within 30 s\nstdout:\n%s\nstderr:\n%s", msg, p.stdout, p.stderr)
 	return ""
 }
 

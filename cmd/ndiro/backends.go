@@ -153,7 +153,7 @@ func (m *Main) awsStorage(ctx context.Context, tables dynamo.Tables, bounds *sto
 		if err != nil {
 			return server.Backends{}, err
 		}
-		b.Lease, b.WriteHealth = l, l.Err // no lease: writes refused early (503)
+		b.Lease = l // no lease: writes refused early (503)
 		gateDB, gateS3 = l.DynamoDB, l.S3
 	}
 	b.DynamoDB = dynamodb.NewFromConfig(awsCfg, m.dynamoCompat, bounds.DynamoDB, m.metrics.DynamoDB, gateDB)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,7 +37,8 @@ const backupUsage = `Usage: ndiro backup --to DIR|s3://BUCKET/PREFIX [--user ID]
 
 Writes every account's export archive (docs/EXPORT-FORMAT.md, the zip a
 person downloads from their account page) to DIR or to the S3 prefix, one
-per account and day: {user ID, escaped}/{YYYY-MM-DD}.zip, each written
+per account and day: {user ID, escaped}/{YYYY-MM-DD}.zip (a long ID's
+folder is its start and a digest, at most 255 bytes), each written
 whole or not at all (a temporary file renamed; an S3 multipart upload
 completed). Accounts being deleted are skipped. Reads are paced to 5 % of
 the tables' read capacity, like the admin monitor's.
@@ -190,7 +193,7 @@ type backupRun struct {
 }
 
 // archiveSuffix ends every archive name a backup writes:
-// "{escaped user ID}/2026-09-01.zip".
+// "{folderName(user ID)}/2026-09-01.zip".
 const archiveSuffix = ".zip"
 
 // run backs up every account (or the one of --user), then applies the
@@ -201,7 +204,7 @@ func (b *backupRun) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ndiro backup: list users: %w", err)
 	}
-	kept := map[string]bool{} // escaped IDs of accounts whose archives stay
+	kept := map[string]bool{} // folders of the accounts whose archives stay
 	failed, found := 0, false
 	ex := account.Exporter{Meals: b.src.meals, Photos: b.src.photos, Now: func() time.Time { return b.now }, Log: b.log, Pace: b.pace}
 	for i := range users {
@@ -214,8 +217,8 @@ func (b *backupRun) run(ctx context.Context) error {
 			b.log.Info("backup skipped an account being deleted", "user_id", u.ID)
 			continue
 		}
-		kept[escapeID(u.ID)] = true
-		name := escapeID(u.ID) + "/" + b.now.Format(time.DateOnly) + archiveSuffix
+		kept[folderName(u.ID)] = true
+		name := folderName(u.ID) + "/" + b.now.Format(time.DateOnly) + archiveSuffix
 		if b.flags.dryRun {
 			meals, err := b.src.meals.AllPaced(ctx, u.ID, b.pace)
 			if err != nil {
@@ -251,10 +254,10 @@ func (b *backupRun) run(ctx context.Context) error {
 }
 
 // retain removes the archives the retention no longer keeps: those older
-// than --keep-days of the accounts in kept, and every archive of an
-// escaped user ID not in kept (the account is gone or being deleted).
-// With --user, only that account's are looked at. Names the backup did
-// not write (no escaped ID, no date) are left alone.
+// than --keep-days of the accounts whose folders are in kept, and every
+// archive in a folder not in kept (the account is gone or being
+// deleted). With --user, only that account's folder is looked at. Names
+// the backup did not write (no folderName, no date) are left alone.
 func (b *backupRun) retain(ctx context.Context, kept map[string]bool) error {
 	all, err := b.dst.list(ctx)
 	if err != nil {
@@ -267,12 +270,11 @@ func (b *backupRun) retain(ctx context.Context, kept map[string]bool) error {
 		if !ok || strings.Contains(file, "/") || !strings.HasSuffix(file, archiveSuffix) {
 			continue
 		}
-		id, err := unescapeID(dir)
 		day := strings.TrimSuffix(file, archiveSuffix)
-		if _, derr := time.Parse(time.DateOnly, day); err != nil || derr != nil {
+		if _, err := time.Parse(time.DateOnly, day); err != nil || !isFolderName(dir) {
 			continue
 		}
-		if b.flags.user != "" && id != b.flags.user {
+		if b.flags.user != "" && dir != folderName(b.flags.user) {
 			continue
 		}
 		if !kept[dir] || day < oldest {
@@ -303,6 +305,53 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// maxFolderName is the longest folder name folderName returns: the
+// longest file name Linux file systems (ext4, XFS, btrfs, ZFS) take.
+const maxFolderName = 255
+
+// hashMark separates the kept start of a long escaped ID from its
+// digest; escapeID never writes it.
+const hashMark = "~"
+
+// folderName is the folder of user ID id's archives: escapeID(id) when
+// that is at most maxFolderName bytes, else its start (cut before an
+// escape, never inside one), hashMark and the hex SHA-256 of id, so two
+// IDs sharing a long start still get folders of their own.
+func folderName(id string) string {
+	name := escapeID(id)
+	if len(name) <= maxFolderName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(id))
+	digest := hashMark + hex.EncodeToString(sum[:])
+	cut := maxFolderName - len(digest)
+	if i := strings.LastIndexByte(name[:cut], '%'); i >= cut-2 {
+		cut = i
+	}
+	return name[:cut] + digest
+}
+
+// isFolderName reports whether name is a folder folderName writes for
+// some ID: an escaped ID, or a long one's start and digest.
+func isFolderName(name string) bool {
+	if len(name) > maxFolderName {
+		return false
+	}
+	start, digest, long := strings.Cut(name, hashMark)
+	if !long {
+		_, err := unescapeID(name)
+		return err == nil
+	}
+	if len(name) < maxFolderName-2 || len(digest) != 2*sha256.Size || strings.ToLower(digest) != digest {
+		return false
+	}
+	if _, err := hex.DecodeString(digest); err != nil {
+		return false
+	}
+	_, err := url.PathUnescape(start)
+	return err == nil
 }
 
 // escapeID makes a user ID (an OIDC subject: any string) one safe folder

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -434,5 +436,81 @@ func TestBackupAWSMode(t *testing.T) {
 	scan, err := env.DynamoDB.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(tables.Users.Name)})
 	if err != nil || scan.Count != 1 {
 		t.Errorf("users table holds %d items after the backup (%v), want the 1 account", scan.Count, err)
+	}
+}
+
+// TestBackupLongIDs: an account ID whose escape runs past a file name's
+// 255 bytes still gets a folder of its own (two IDs sharing their first
+// 255 bytes included), and the retention finds each account by it: old
+// archives and those of a gone account are removed, --user keeps to its
+// own folder.
+func TestBackupLongIDs(t *testing.T) {
+	t.Parallel()
+	dir, getenv, _ := backupDataDir(t)
+	long := "https://id.example.com/" + strings.Repeat("a/", 120) // escapes to over 255 bytes
+	idA, idB, gone := long+"A", long+"B", long+"gone"
+	ctx := context.Background()
+	tables := dynamo.NewTables("ndiro-")
+	le, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Tables: tables, Bucket: localBucket, NoSignIn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := user.NewStore(le.DynamoDB, tables.Users.Name, time.Now)
+	for _, id := range []string{idA, idB} {
+		if err := users.Create(ctx, &user.User{ID: id, Email: "x@example.com", Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := le.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a, b, g := folderName(idA), folderName(idB), folderName(gone)
+	for _, n := range []string{a, b, g} {
+		if len(n) > maxFolderName || !isFolderName(n) || strings.ContainsAny(n, "/\x00") {
+			t.Errorf("folderName = %q (%d bytes): want a folder name of at most %d bytes that isFolderName knows", n, len(n), maxFolderName)
+		}
+	}
+	if a == b || a == g {
+		t.Fatalf("folderName gives IDs sharing their start one folder: %q", a)
+	}
+	to := t.TempDir()
+	plant(t, to, a+"/"+day(-40)+".zip", a+"/"+day(-3)+".zip", g+"/"+day(-1)+".zip", b+"/"+day(-40)+".zip")
+	if err := run(ctx, []string{"ndiro", "backup", "--to", to, "--user", idA}, getenv, io.Discard); err != nil {
+		t.Fatalf("ndiro backup --user = %v", err)
+	}
+	want := []string{a + "/" + day(-3) + ".zip", a + "/" + day(0) + ".zip", b + "/" + day(-40) + ".zip", g + "/" + day(-1) + ".zip"}
+	sort.Strings(want)
+	if d := cmp.Diff(want, files(t, to)); d != "" {
+		t.Errorf("files after --user (-want +got):\n%s", d)
+	}
+	if err := run(ctx, []string{"ndiro", "backup", "--to", to}, getenv, io.Discard); err != nil {
+		t.Fatalf("ndiro backup = %v", err)
+	}
+	for _, n := range files(t, to) {
+		if strings.HasPrefix(n, g+"/") || n == b+"/"+day(-40)+".zip" {
+			t.Errorf("retention left %s", n)
+		}
+	}
+	if got := files(t, to); !slices.Contains(got, b+"/"+day(0)+".zip") || !slices.Contains(got, a+"/"+day(-3)+".zip") {
+		t.Errorf("files after the backup = %q: want each long ID's archive of today, and A's of 3 days ago", got)
+	}
+}
+
+// TestFolderNameCutsBeforeAnEscape: the start kept of a long ID's escape
+// never ends inside a %XX, whatever its length.
+func TestFolderNameCutsBeforeAnEscape(t *testing.T) {
+	for pad := range 4 {
+		id := strings.Repeat("a", pad) + strings.Repeat("/", 200)
+		n := folderName(id)
+		start, _, ok := strings.Cut(n, hashMark)
+		if !ok || len(n) > maxFolderName || !isFolderName(n) {
+			t.Errorf("folderName(%d a's and 200 slashes) = %q: want a start, %s and a digest within %d bytes", pad, n, hashMark, maxFolderName)
+		}
+		if _, err := url.PathUnescape(start); err != nil {
+			t.Errorf("folderName cut inside an escape: start %q", start[len(start)-4:])
+		}
+	}
+	if isFolderName("a" + hashMark + strings.Repeat("0", 64)) {
+		t.Error("isFolderName took a short name with a digest: only names cut at 255 bytes carry one")
 	}
 }

@@ -37,9 +37,10 @@ func serverEnv(dir string, m *mockoidc.MockOIDC) map[string]string {
 	}
 }
 
-// startServer runs ndiro in server mode in-process; it returns the
-// address it listens on, read from its JSON "listening" log line, and a
-// stop function. Every line it logs must be JSON.
+// startServer runs ndiro in-process in the mode env sets (server or
+// aws, both logging JSON); it returns the address it listens on, read
+// from its "listening" log line, and a stop function. Every line it logs
+// must be JSON.
 func startServer(t *testing.T, env map[string]string) (string, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -59,8 +60,8 @@ func startServer(t *testing.T, env map[string]string) (string, func()) {
 				continue
 			}
 			if line.Msg == "listening" {
-				if line.Mode != "server" {
-					t.Errorf("listening line says mode %q, want server", line.Mode)
+				if line.Mode != env["NDIRO_MODE"] {
+					t.Errorf("listening line says mode %q, want %s", line.Mode, env["NDIRO_MODE"])
 				}
 				found <- "http://" + line.Addr
 			}
@@ -70,9 +71,9 @@ func startServer(t *testing.T, env map[string]string) (string, func()) {
 	select {
 	case base = <-found:
 	case err := <-done:
-		t.Fatalf("server mode stopped at start: %v", err)
+		t.Fatalf("%s mode stopped at start: %v", env["NDIRO_MODE"], err)
 	case <-time.After(60 * time.Second):
-		t.Fatal("server mode did not log its address within a minute")
+		t.Fatalf("%s mode did not log its address within a minute", env["NDIRO_MODE"])
 	}
 	var once sync.Once
 	stop := func() {

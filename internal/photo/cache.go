@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -17,11 +16,11 @@ import (
 // the bytes of one version, and callers serve it only under that version.
 // Concurrent misses for one key share one fetch (singleflight), which runs
 // detached from any single requester, so one requester cancelling fails no
-// other.
+// other; the storage budget of its S3 call (package storage) bounds it,
+// and a stall ends as storage.ErrUnavailable.
 type Cache struct {
 	budget  int64 // bytes; 0 disables caching
 	maxItem int64 // bytes; larger objects are served but not kept
-	timeout time.Duration
 	group   singleflight.Group
 
 	mu        sync.Mutex
@@ -55,7 +54,6 @@ func NewCache(budget int64) *Cache {
 	c := &Cache{
 		budget:  max(budget, 0),
 		maxItem: max(budget, 0) / maxItemShare,
-		timeout: 30 * time.Second,
 		flights: map[string]*flight{},
 	}
 	// The LRU's own size limit is not used: the byte budget decides.
@@ -67,8 +65,8 @@ func NewCache(budget int64) *Cache {
 
 // Get returns the object for key from the cache or, on a miss, from fetch,
 // keeping the result if it fits. fetch runs once however many requesters
-// miss at the same time, with its own timeout, not theirs; Get returns
-// ctx's error if ctx ends first.
+// miss at the same time, under none of their deadlines (its storage
+// call's budget ends it); Get returns ctx's error if ctx ends first.
 func (c *Cache) Get(ctx context.Context, key string, fetch func(context.Context) (*Object, error)) (*Object, error) {
 	c.mu.Lock()
 	if o, ok := c.lru.Get(key); ok {
@@ -105,8 +103,6 @@ func (c *Cache) fetch(ctx context.Context, key string, fetch func(context.Contex
 	}
 	c.flights[key] = fl
 	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	obj, err := fetch(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -214,3 +214,22 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestCacheFetchKeepsNoDeadlineOfItsOwn: a shared fetch runs under no
+// deadline of the cache's or of its requesters', so the storage budget
+// of its S3 call is what ends a stall (as storage.ErrUnavailable, a 503)
+// rather than a deadline that may come first (a 500).
+func TestCacheFetchKeepsNoDeadlineOfItsOwn(t *testing.T) {
+	c := NewCache(1 << 20)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	_, err := c.Get(ctx, "k", func(ctx context.Context) (*Object, error) {
+		if d, ok := ctx.Deadline(); ok {
+			return nil, fmt.Errorf("the fetch runs under a deadline %s from now", time.Until(d).Round(time.Second))
+		}
+		return obj(10, 1), nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}

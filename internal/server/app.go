@@ -57,12 +57,11 @@ type Backends struct {
 	// Clock, if set, is what background work (the monitor's paced reads)
 	// waits on; nil is the wall clock, with Build's now.
 	Clock limit.Clock
-	// WriteHealth, if set, returns nil while storage takes writes and
-	// otherwise why not, wrapping storage.ErrFull or storage.ErrFailed
-	// (local and server mode: localenv.Env.WriteHealth), or
-	// storage.ErrNotWriter (AWS mode: Lease.Err). While it fails, signed-in
-	// users' unsafe requests are refused early with the 507 page (503 and
-	// Retry-After without the lease); a readiness check reports it.
+	// WriteHealth, if set, returns nil while local storage takes writes
+	// and otherwise why not, wrapping storage.ErrFull or storage.ErrFailed
+	// (local and server mode: localenv.Env.WriteHealth). While it or
+	// Lease.Err fails, signed-in users' unsafe requests are refused early
+	// (writeHealth); /readyz reports it as "local storage".
 	WriteHealth func() error
 	// Lease is AWS mode's one-writer lease (nil in local mode, whose data
 	// dir lock refuses a second process); App.Lease hands it on.
@@ -78,7 +77,7 @@ type Backends struct {
 }
 
 // leaseHealth is /readyz's lease check: LeaseHealth, else Lease.Err,
-// else none (local and server mode hold no lease).
+// else nil (no lease: the check is left out).
 func (b Backends) leaseHealth() func() error {
 	switch {
 	case b.LeaseHealth != nil:
@@ -87,6 +86,38 @@ func (b Backends) leaseHealth() func() error {
 		return b.Lease.Err
 	}
 	return nil
+}
+
+// writeHealth is the early refusal of unsafe requests: local storage's
+// WriteHealth, then the writer lease's Err (storage.ErrNotWriter: 503
+// with Retry-After); nil when there is neither.
+func (b Backends) writeHealth() func() error {
+	local, lease := b.WriteHealth, b.Lease
+	switch {
+	case lease == nil:
+		return local
+	case local == nil:
+		return lease.Err
+	}
+	return func() error {
+		if err := local(); err != nil {
+			return err
+		}
+		return lease.Err()
+	}
+}
+
+// readinessLocals are /readyz's checks of this process's own state: local
+// storage where there is some, the lease where there is one.
+func (b Backends) readinessLocals() []readiness.Local {
+	var locals []readiness.Local
+	if b.WriteHealth != nil {
+		locals = append(locals, readiness.Local{Name: "local storage", Check: b.WriteHealth})
+	}
+	if lease := b.leaseHealth(); lease != nil {
+		locals = append(locals, readiness.Local{Name: "lease", Check: lease})
+	}
+	return locals
 }
 
 // clock returns b.Clock, or the wall clock reading now.
@@ -315,10 +346,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		{Name: "S3", Deadline: cfg.Storage.Item, Check: func(ctx context.Context) error {
 			return photo.Ping(ctx, b.S3, b.Bucket)
 		}},
-	}, []readiness.Local{
-		{Name: "local storage", Check: b.WriteHealth},
-		{Name: "lease", Check: b.leaseHealth()},
-	}, now)
+	}, b.readinessLocals(), now)
 
 	h, err := New(Deps{
 		Log:      log,
@@ -386,7 +414,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Log:             log,
 		}),
 		HSTS:        cfg.Production(),
-		WriteHealth: b.WriteHealth,
+		WriteHealth: b.writeHealth(),
 		Ready:       ready,
 		Metrics:     mx,
 	})

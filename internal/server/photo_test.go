@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -111,5 +112,57 @@ func TestOwnerPhotoRoute(t *testing.T) {
 	}
 	if r := c.PostForm(ms[0].ThumbURL(), nil); r.StatusCode != http.StatusMethodNotAllowed || r.Header.Get("Allow") != "GET, HEAD" {
 		t.Errorf("POST photo = %d, Allow %q; want 405, %q", r.StatusCode, r.Header.Get("Allow"), "GET, HEAD")
+	}
+}
+
+// TestOwnerPhotoWhenS3Stalls: an owner's photo that is not in the cache,
+// asked for while S3 does not answer, gets the storage page's 503 with
+// Retry-After within the transfer budget, counted as unavailable (the
+// alert's series), not as an error; once S3 answers it is served.
+func TestOwnerPhotoWhenS3Stalls(t *testing.T) {
+	t.Parallel()
+	const budget = 1500 * time.Millisecond
+	app := apptest.New(t, apptest.Options{Links: true, Env: map[string]string{
+		"NDIRO_STORAGE_TRANSFER_TIMEOUT": budget.String(),
+		"NDIRO_STORAGE_ATTEMPTS":         "2",
+		"NDIRO_STORAGE_MAX_BACKOFF":      "10ms",
+	}})
+	c := app.Client()
+	c.SignIn("admin@example.com")
+	form := url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}}
+	if r := c.PostMultipart("/meals", form, apptest.File{Field: "photo", Name: "s.jpg", Body: apptest.Photo(t, "small.jpg")}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add meal = %d", r.StatusCode)
+	}
+	ms, err := app.Meals.All(t.Context(), localenv.Subject("admin@example.com"))
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("meals = %v, %v", ms, err)
+	}
+	for _, k := range ms[0].PhotoKeys() {
+		app.Photos.Cache().Forget(k)
+	}
+	getObject := func(result string) map[string]string {
+		return map[string]string{"service": "S3", "operation": "GetObject", "result": result}
+	}
+	before := scrape(t, app)
+	app.S3Link.Stall()
+	start := time.Now()
+	r := c.Get(ms[0].ThumbURL())
+	took := time.Since(start)
+	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+		t.Errorf("photo with S3 stalled = %d, Retry-After %q; want 503 with Retry-After", r.StatusCode, r.Header.Get("Retry-After"))
+	}
+	if took > budget+10*time.Second {
+		t.Errorf("photo with S3 stalled took %s, want about its transfer budget %s", took, budget)
+	}
+	after := scrape(t, app)
+	if got := value(after, "ndiro_storage_calls_total", getObject("unavailable")) - value(before, "ndiro_storage_calls_total", getObject("unavailable")); got != 1 {
+		t.Errorf("GetObject counted unavailable %v times, want 1", got)
+	}
+	if got := value(after, "ndiro_storage_calls_total", getObject("error")) - value(before, "ndiro_storage_calls_total", getObject("error")); got != 0 {
+		t.Errorf("GetObject counted as an error %v times, want 0", got)
+	}
+	app.S3Link.Restore()
+	if r := c.Get(ms[0].ThumbURL()); r.StatusCode != http.StatusOK {
+		t.Errorf("photo once S3 answers = %d, want 200", r.StatusCode)
 	}
 }

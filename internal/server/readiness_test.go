@@ -32,7 +32,7 @@ func TestReadinessFollowsBackends(t *testing.T) {
 		"NDIRO_STORAGE_MAX_BACKOFF":  "10ms",
 	}})
 	c := app.Client()
-	const ready = "ready\nDynamoDB: ok\nS3: ok\nlocal storage: ok\nlease: ok\n"
+	const ready = "ready\nDynamoDB: ok\nS3: ok\nlocal storage: ok\n" // local mode: no lease
 	if r := c.Get("/readyz"); r.StatusCode != http.StatusOK || r.Body != ready {
 		t.Fatalf("/readyz = %d %q, want 200 %q", r.StatusCode, r.Body, ready)
 	}
@@ -41,8 +41,8 @@ func TestReadinessFollowsBackends(t *testing.T) {
 		link     *apptest.Link
 		want     string
 	}{
-		{"S3", "HeadBucket", app.S3Link, "not ready\nDynamoDB: ok\nS3: not answering (no answer within 2s)\nlocal storage: ok\nlease: ok\n"},
-		{"DynamoDB", "DescribeTable", app.DynamoLink, "not ready\nDynamoDB: not answering (no answer within 2s)\nS3: ok\nlocal storage: ok\nlease: ok\n"},
+		{"S3", "HeadBucket", app.S3Link, "not ready\nDynamoDB: ok\nS3: not answering (no answer within 2s)\nlocal storage: ok\n"},
+		{"DynamoDB", "DescribeTable", app.DynamoLink, "not ready\nDynamoDB: not answering (no answer within 2s)\nS3: ok\nlocal storage: ok\n"},
 	} {
 		tc.link.Stall()
 		app.Clock.Advance(readiness.CacheFor)
