@@ -100,8 +100,9 @@ memory:
 ## staging (multipart part read as it arrives, part objects of one
 ## buffer) into local mode's S3 on a data dir; the heap in use must grow
 ## by at most 128 MiB. Then hostile zips (bombs, a 100 MB meals.json, 100k
-## entries, a directory claiming gigabytes) staged and refused by
-## archive.Open, the heap within 64 MiB each (CI runs it after memory)
+## entries, a directory claiming gigabytes, two end records, overlapping
+## entries) staged and refused by archive.Open, the heap within 64 MiB
+## each (CI runs it after memory)
 import-memory:
 	NDIRO_TEST_IMPORT_MEMORY=1 $(GO) test -tags $(TAGS) -count=1 -run '^TestImport(Upload|Refusal)Memory$$' -v ./internal/photo
 
