@@ -35,7 +35,9 @@ type upload struct {
 func startUpload(t *testing.T, c *apptest.Client, base string) *upload {
 	t.Helper()
 	pr, pw := io.Pipe()
-	req, err := http.NewRequest(http.MethodPost, base+account.ImportPath, pr)
+	// The form's header, up to the zip, then what the test writes.
+	head := strings.NewReader("--B\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"a.zip\"\r\nContent-Type: application/zip\r\n\r\n")
+	req, err := http.NewRequest(http.MethodPost, base+account.ImportPath, io.MultiReader(head, pr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +54,6 @@ func startUpload(t *testing.T, c *apptest.Client, base string) *upload {
 		r := &apptest.Response{Response: resp, Body: string(b)}
 		u.done <- answer{status: resp.StatusCode, retry: resp.Header.Get("Retry-After"), text: strings.Join(strings.Fields(r.Text("main")), " ")}
 	}()
-	// The header the server reads up to the zip, written as the body starts.
-	go pw.Write([]byte("--B\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"a.zip\"\r\nContent-Type: application/zip\r\n\r\n"))
 	return u
 }
 
@@ -221,7 +221,7 @@ func TestImportOwnerStagedBytes(t *testing.T) {
 	second := startUpload(t, c, app.URL)
 	<-ticks
 	go func() {
-		second.w.Write([]byte(strings.Repeat("z", 100_000)))
+		second.w.Write([]byte(strings.Repeat("z", 100_000) + "\r\n--B--\r\n"))
 		second.w.Close()
 	}()
 	a := second.wait(t, "the second upload")
