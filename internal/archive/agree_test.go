@@ -185,3 +185,34 @@ func TestOpenPhotoRefusesOverlapByLocalHeader(t *testing.T) {
 		t.Errorf("Verify = %q; want %s", r, want)
 	}
 }
+
+// TestOpenRefusesLongMealBeforeHoldingIt: a meal longer than
+// MaxMealBytes (8 MB of notes), or a field outside the meals that long,
+// is refused naming it, after Open has read little more than the limit
+// of it.
+func TestOpenRefusesLongMealBeforeHoldingIt(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 8<<20)
+	for _, tc := range []struct {
+		name, meals, want string
+	}{
+		{"a long meal", `{"email":"a@example.com","meals":[` + meal1 + `,{"date":"2026-09-01","time":"13:00:00","kind":"lunch","notes":"` + long + `"}]}`,
+			"meals.json: meal 2 is longer than 327680 bytes of JSON"},
+		{"a long field outside the meals", `{"email":"` + long + `","meals":[]}`,
+			"meals.json holds a value longer than 327680 bytes outside its meals"},
+		{"a long unknown field", `{"future":["` + long + `"],"meals":[]}`,
+			"meals.json holds a value longer than 327680 bytes outside its meals"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			zb := zipOf(t, entry{name: MealsFile, body: []byte(tc.meals)})
+			ra := &countingAt{b: zb}
+			_, err := Open(ra, int64(len(zb)), Limits{})
+			if r := refusal(err); !strings.Contains(r, tc.want) {
+				t.Errorf("Open = %v; want a refusal saying %q", err, tc.want)
+			}
+			if got := ra.read.Load(); got > 1<<20 {
+				t.Errorf("Open read %d bytes of the %d-byte zip; want at most 1 MiB", got, len(zb))
+			}
+		})
+	}
+}

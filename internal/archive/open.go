@@ -319,7 +319,7 @@ func (a *Archive) decodeMeals(f file, keep bool) ([]Meal, error) {
 		return nil, err
 	}
 	defer r.Close()
-	h, meals, err := decodeMeals(r, a.lim.MaxMeals, keep)
+	h, meals, err := decodeMeals(r, a.lim.MaxMeals, a.lim.MaxMealBytes, keep)
 	if err != nil {
 		return nil, err
 	}
