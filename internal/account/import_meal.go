@@ -263,7 +263,8 @@ func (j *importJob) read(ref *archive.PhotoRef) ([]byte, error) {
 // for userID at meal ID id: every field the format carries, its
 // comments, the date and time it had and its created and updated times
 // (now if the zip had none), no photo yet. The comments go in with the
-// new row: no other write can have reached a row not yet created.
+// new row, marked imported (no current link's own: meal.Comment.Imported):
+// no other write can have reached a row not yet created.
 func importedMeal(userID, impID, id string, am *archive.Meal, now time.Time) *meal.Meal {
 	m := &meal.Meal{
 		UserID: userID, ID: id, Date: am.Date, Time: am.Time, Kind: meal.Kind(am.Kind), Notes: am.Notes,
@@ -284,7 +285,7 @@ func importedMeal(userID, impID, id string, am *archive.Meal, now time.Time) *me
 			if _, taken := m.Comments[cid]; taken || !meal.ValidCommentID(cid) {
 				cid = meal.NewCommentID(c.At)
 			}
-			m.Comments[cid] = meal.Comment{ID: cid, ShareID: c.ShareID, Label: c.From, Text: c.Text, At: c.At}
+			m.Comments[cid] = meal.Comment{ID: cid, ShareID: c.ShareID, Label: c.From, Text: c.Text, At: c.At, Imported: true}
 		}
 		m.CommentRev = 1
 	}
