@@ -114,11 +114,9 @@ func (j *importJob) one(ctx context.Context, i int, am *archive.Meal) error {
 		j.imp.Failed++
 		return nil
 	}
-	m := importedMeal(j.userID, j.imp.ID, free, am, j.im.d.Now())
-	if err := j.im.d.Meals.Create(ctx, m); err != nil {
-		// ErrExists too: a row appeared at the ID since it was read; the
-		// next try sees whose it is.
-		return fmt.Errorf("account: import: claim meal %d: %w", i+1, err)
+	m, err := j.claim(ctx, i, am, free)
+	if err != nil {
+		return err
 	}
 	j.days[am.Date] = append(j.days[am.Date], *m)
 	j.imp.Imported++
@@ -126,6 +124,18 @@ func (j *importJob) one(ctx context.Context, i int, am *archive.Meal) error {
 		j.note(i, am, noteConflict, "A different meal was in the diary at this date and time already; both are kept.")
 	}
 	return j.photo(ctx, i, m, am)
+}
+
+// claim creates meal i's row at meal ID id, with no photo (the claim of
+// step 3 of one): the one place an import writes a new meal.
+func (j *importJob) claim(ctx context.Context, i int, am *archive.Meal, id string) (*meal.Meal, error) {
+	m := importedMeal(j.userID, j.imp.ID, id, am, j.im.d.Now())
+	if err := j.im.d.Meals.Create(ctx, m); err != nil {
+		// ErrExists too: a row appeared at the ID since it was read; the
+		// next try sees whose it is.
+		return nil, fmt.Errorf("account: import: claim meal %d: %w", i+1, err)
+	}
+	return m, nil
 }
 
 // own looks at meal i's derived IDs in order: it returns the row this
