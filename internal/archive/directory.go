@@ -12,13 +12,12 @@ import (
 // Central and local header signatures and fixed sizes (APPNOTE 4.3.7,
 // 4.3.12) and the zip64 extra field's tag (4.5.3).
 const (
-	centralSig  = 0x02014b50
-	localSig    = 0x04034b50
-	centralLen  = 46
-	localLen    = 30
-	zip64Extra  = 0x0001
-	max32       = 0xffffffff
-	end64RecLen = end64Len
+	centralSig = 0x02014b50
+	localSig   = 0x04034b50
+	centralLen = 46
+	localLen   = 30
+	zip64Extra = 0x0001
+	max32      = 0xffffffff
 )
 
 // span is where one entry lies, as its central header says: the offset
@@ -186,10 +185,10 @@ type checkedView struct {
 // newCheckedView returns the view of ra for the directory d.
 func newCheckedView(ra io.ReaderAt, d directory) *checkedView {
 	size := uint64(d.end) - d.offset
-	tail := make([]byte, end64RecLen+end64LocLen+endLen)
-	rec, loc, end := tail[:end64RecLen], tail[end64RecLen:end64RecLen+end64LocLen], tail[end64RecLen+end64LocLen:]
+	tail := make([]byte, end64Len+end64LocLen+endLen)
+	rec, loc, end := tail[:end64Len], tail[end64Len:end64Len+end64LocLen], tail[end64Len+end64LocLen:]
 	binary.LittleEndian.PutUint32(rec, end64Sig)
-	binary.LittleEndian.PutUint64(rec[4:], end64RecLen-12)
+	binary.LittleEndian.PutUint64(rec[4:], end64Len-12)
 	binary.LittleEndian.PutUint16(rec[12:], 45)
 	binary.LittleEndian.PutUint16(rec[14:], 45)
 	binary.LittleEndian.PutUint64(rec[24:], d.entries)
