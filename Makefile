@@ -100,10 +100,14 @@ memory:
 ## staging (multipart part read as it arrives, part objects of one
 ## buffer) into local mode's S3 on a data dir; the heap in use must grow
 ## by at most 128 MiB. Then hostile zips (bombs, a 100 MB meals.json, 100k
-## entries, a directory claiming gigabytes) staged and refused by
-## archive.Open, the heap within 64 MiB each (CI runs it after memory)
+## entries, a directory claiming gigabytes, two end records, overlapping
+## entries) staged and refused by archive.Open, the heap within 64 MiB
+## each; then ndiro as a child process gets as many of the last two at
+## once as its staging gate admits, its peak RSS within the unit's
+## MemoryMax and its heap within 64 MiB an upload (CI runs it after memory)
 import-memory:
 	NDIRO_TEST_IMPORT_MEMORY=1 $(GO) test -tags $(TAGS) -count=1 -run '^TestImport(Upload|Refusal)Memory$$' -v ./internal/photo
+	NDIRO_TEST_IMPORT_MEMORY=1 $(GO) test -tags $(TAGS) -count=1 -run '^TestImportMemory$$' -v ./cmd/ndiro
 
 ## heic: the tests that decode HEIC (about 2 s of CPU per 12-megapixel
 ## photo in the worker process), without the race detector: photo.heic and

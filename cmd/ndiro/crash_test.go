@@ -40,6 +40,8 @@ const crashLongEnv = "NDIRO_TEST_CRASH_LONG"
 type child struct {
 	cmd  *exec.Cmd
 	base string
+	// output is what the child wrote to stdout so far.
+	output *lockedBuffer
 }
 
 // startChild starts ndiro in local mode on dir and waits for its address.
@@ -48,7 +50,8 @@ func startChild(t *testing.T, dir string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), runAsMain+"=1", "NDIRO_ADDR=127.0.0.1:0", "NDIRO_DATA_DIR="+dir, "NDIRO_MODE=local", "ADMIN_EMAILS=")
-	var output, stderr lockedBuffer
+	output := &lockedBuffer{}
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -65,7 +68,7 @@ func startChild(t *testing.T, dir string) *child {
 			t.Logf("ndiro (pid %d) output, last 3000 bytes:\n%s\nerrors, first 3000 bytes:\n%s", cmd.Process.Pid, out[max(0, len(out)-3000):], e[:min(len(e), 3000)])
 		}
 	})
-	return &child{cmd: cmd, base: waitURL(t, io.TeeReader(out, &output))}
+	return &child{cmd: cmd, base: waitURL(t, io.TeeReader(out, output)), output: output}
 }
 
 // lockedBuffer collects a child's output from two pipes.

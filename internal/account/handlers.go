@@ -46,6 +46,7 @@ type Handler struct {
 	importer    *Importer
 	importMax   int64
 	importLimit *limit.Limiter
+	stagings    *Stagings
 }
 
 // Deps are the Handler's collaborators.
@@ -78,6 +79,9 @@ type Deps struct {
 	// config.DefaultImportMaxBytes).
 	Importer       *Importer
 	ImportMaxBytes int64
+	// Stagings admits the import's uploads (nil: NewStagings with the
+	// defaults and ImportMaxBytes).
+	Stagings *Stagings
 }
 
 // NewHandler returns the account pages.
@@ -92,6 +96,9 @@ func NewHandler(d Deps) *Handler {
 	}
 	if h.importMax <= 0 {
 		h.importMax = config.DefaultImportMaxBytes
+	}
+	if h.stagings = d.Stagings; h.stagings == nil {
+		h.stagings = NewStagings(StagingLimits{MaxBytes: h.importMax})
 	}
 	return h
 }

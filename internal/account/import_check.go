@@ -62,6 +62,9 @@ func mealProblem(m *archive.Meal) string {
 		return fmt.Sprintf("it has %d comments; a meal holds at most %d", len(m.Comments), meal.MaxComments)
 	}
 	for k, c := range m.Comments {
+		if !share.ValidID(c.ShareID) {
+			return fmt.Sprintf("comment %d's share_id is not a link's ID as ndiro writes them (16 lowercase hexadecimal digits)", k+1)
+		}
 		if p := textProblem(fmt.Sprintf("comment %d", k+1), c.Text, meal.MaxCommentText, true); p != "" {
 			return p
 		}

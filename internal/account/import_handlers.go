@@ -56,10 +56,13 @@ func importLimiter(now func() time.Time) *limit.Limiter {
 // within NDIRO_IMPORT_MAX_BYTES (413, a declared length refused before
 // any byte is read), then opened through ranged reads
 // (photo.Store.OpenStaged) and checked whole by archive.Open and
-// checkMeals. Any refusal is a 4xx page with its reason, the staged
-// parts deleted and nothing imported: 422 for a zip that is not a
-// sound export, 400 for a form without the zip, 415 for no multipart
-// form, 409 while another import runs, 429 past ImportBurst uploads.
+// checkMeals, all of it holding a place in the staging gate (Stagings).
+// Any refusal is a 4xx page with its reason, the staged parts deleted
+// and nothing imported: 422 for a zip that is not a sound export, 400
+// for a form without the zip, 415 for no multipart form, 409 while
+// another import or upload of the owner's runs, 429 past ImportBurst
+// uploads or with every place of the gate taken, 408 for an upload
+// sending too little.
 // A zip taken is recorded on the users row (user.Store.StartImport: the
 // account active, no import running) and run in the background
 // (Importer); the answer is a 303 to its progress page.
@@ -80,19 +83,20 @@ func (h *Handler) Import(w http.ResponseWriter, r *http.Request) error {
 		return &web.Error{Status: http.StatusUnsupportedMediaType, Title: "Not a form",
 			Msg: "This page takes the import form (multipart/form-data) with the zip in it, and nothing else."}
 	}
+	slot, err := h.stagings.enter(w, u.ID)
+	if err != nil {
+		return err
+	}
+	defer slot.release()
 	rc := http.NewResponseController(w)
 	for _, set := range []func(time.Time) error{rc.SetReadDeadline, rc.SetWriteDeadline} {
 		if err := set(time.Now().Add(ImportDeadline)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			return err
 		}
 	}
-	body := http.MaxBytesReader(w, r.Body, h.importMax+importSlack)
-	part, err := archivePart(multipart.NewReader(body, params["boundary"]))
-	if err != nil {
-		return err
-	}
+	body := slot.watch(http.MaxBytesReader(w, r.Body, h.importMax+importSlack), rc)
 	id := token.New()
-	st, err := h.stage(ctx, u.ID, photo.StagedPrefix(u.ID, id), part)
+	st, err := h.receive(ctx, u.ID, photo.StagedPrefix(u.ID, id), body, params["boundary"], slot)
 	if err != nil {
 		return err
 	}
@@ -169,15 +173,36 @@ func archivePart(mr *multipart.Reader) (*multipart.Part, error) {
 	}
 }
 
+// receive reads the form in body up to its zip and stages the zip
+// (stage) in slot, whose watch ends with the body: an upload the watch
+// closed for sending too little is a 408.
+func (h *Handler) receive(ctx context.Context, userID, prefix string, body io.Reader, boundary string, slot *staging) (photo.Staged, error) {
+	defer slot.endWatch()
+	part, err := archivePart(multipart.NewReader(body, boundary))
+	if err == nil {
+		var st photo.Staged
+		if st, err = h.stage(ctx, userID, prefix, slot.count(part)); err == nil {
+			return st, nil
+		}
+	}
+	if slot.stalled.Load() {
+		return photo.Staged{}, h.stagings.tooSlow(err)
+	}
+	return photo.Staged{}, err
+}
+
 // stage streams part into part objects under prefix and returns where
-// they are: 413 past the limit, 400 for an upload cut off, an empty file
-// 422; the bucket's errors as they are. Nothing is left under prefix on
-// an error (Stage deletes the parts it put).
+// they are: 413 past the limit (the zip's, or its owner's uploads' in
+// hand together), 400 for an upload cut off, an empty file 422; the
+// bucket's errors as they are. Nothing is left under prefix on an error
+// (Stage deletes the parts it put).
 func (h *Handler) stage(ctx context.Context, userID, prefix string, part io.Reader) (photo.Staged, error) {
 	src := &readErr{r: part}
 	st, err := h.photos.Stage(ctx, userID, prefix, src, h.importMax)
 	var mb *http.MaxBytesError
 	switch {
+	case errors.Is(err, errOwnerStaged):
+		return photo.Staged{}, h.stagings.ownerTooLarge()
 	case errors.Is(err, photo.ErrStageTooLarge) || errors.As(err, &mb):
 		return photo.Staged{}, h.tooLarge()
 	case src.err != nil:

@@ -114,11 +114,9 @@ func (j *importJob) one(ctx context.Context, i int, am *archive.Meal) error {
 		j.imp.Failed++
 		return nil
 	}
-	m := importedMeal(j.userID, j.imp.ID, free, am, j.im.d.Now())
-	if err := j.im.d.Meals.Create(ctx, m); err != nil {
-		// ErrExists too: a row appeared at the ID since it was read; the
-		// next try sees whose it is.
-		return fmt.Errorf("account: import: claim meal %d: %w", i+1, err)
+	m, err := j.claim(ctx, i, am, free)
+	if err != nil {
+		return err
 	}
 	j.days[am.Date] = append(j.days[am.Date], *m)
 	j.imp.Imported++
@@ -126,6 +124,18 @@ func (j *importJob) one(ctx context.Context, i int, am *archive.Meal) error {
 		j.note(i, am, noteConflict, "A different meal was in the diary at this date and time already; both are kept.")
 	}
 	return j.photo(ctx, i, m, am)
+}
+
+// claim creates meal i's row at meal ID id, with no photo (the claim of
+// step 3 of one): the one place an import writes a new meal.
+func (j *importJob) claim(ctx context.Context, i int, am *archive.Meal, id string) (*meal.Meal, error) {
+	m := importedMeal(j.userID, j.imp.ID, id, am, j.im.d.Now())
+	if err := j.im.d.Meals.Create(ctx, m); err != nil {
+		// ErrExists too: a row appeared at the ID since it was read; the
+		// next try sees whose it is.
+		return nil, fmt.Errorf("account: import: claim meal %d: %w", i+1, err)
+	}
+	return m, nil
 }
 
 // own looks at meal i's derived IDs in order: it returns the row this
@@ -263,7 +273,8 @@ func (j *importJob) read(ref *archive.PhotoRef) ([]byte, error) {
 // for userID at meal ID id: every field the format carries, its
 // comments, the date and time it had and its created and updated times
 // (now if the zip had none), no photo yet. The comments go in with the
-// new row: no other write can have reached a row not yet created.
+// new row, marked imported (no current link's own: meal.Comment.Imported):
+// no other write can have reached a row not yet created.
 func importedMeal(userID, impID, id string, am *archive.Meal, now time.Time) *meal.Meal {
 	m := &meal.Meal{
 		UserID: userID, ID: id, Date: am.Date, Time: am.Time, Kind: meal.Kind(am.Kind), Notes: am.Notes,
@@ -284,7 +295,7 @@ func importedMeal(userID, impID, id string, am *archive.Meal, now time.Time) *me
 			if _, taken := m.Comments[cid]; taken || !meal.ValidCommentID(cid) {
 				cid = meal.NewCommentID(c.At)
 			}
-			m.Comments[cid] = meal.Comment{ID: cid, ShareID: c.ShareID, Label: c.From, Text: c.Text, At: c.At}
+			m.Comments[cid] = meal.Comment{ID: cid, ShareID: c.ShareID, Label: c.From, Text: c.Text, At: c.At, Imported: true}
 		}
 		m.CommentRev = 1
 	}

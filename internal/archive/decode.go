@@ -19,22 +19,27 @@ const (
 )
 
 // decodeMeals reads meals.json from r as a stream (one meal held as raw
-// JSON at a time), refusing anything its schema does not allow:
-// docs/EXPORT-FORMAT.md, meals.json. Fields it does not know are skipped.
+// JSON at a time, at most maxValue bytes of it read ahead: a longer meal,
+// or any other value or key that long, is refused before it is held),
+// refusing anything its schema does not allow: docs/EXPORT-FORMAT.md,
+// meals.json. Fields it does not know are skipped.
 //
 // With keep false it only counts the meals (each read as raw JSON and
 // dropped): no meal is held, so a meals.json past maxMeals is refused
 // with no more memory than one meal's JSON, whatever its length; the
 // meals returned are then nil.
-func decodeMeals(r io.Reader, maxMeals int, keep bool) (Header, []Meal, error) {
-	dec := json.NewDecoder(r)
+func decodeMeals(r io.Reader, maxMeals int, maxValue int64, keep bool) (Header, []Meal, error) {
+	cr := &capReader{r: r, max: maxValue}
+	dec := json.NewDecoder(cr)
+	cr.dec = dec
 	var h Header
+	cr.arm(0)
 	if err := delim(dec, '{', "meals.json is not a JSON object"); err != nil {
 		return h, nil, err
 	}
 	var meals []Meal
 	seenMeals, seenFormat := false, false
-	for dec.More() {
+	for cr.arm(0); dec.More(); cr.arm(0) {
 		tok, err := dec.Token()
 		if err != nil {
 			return h, nil, jsonRefusal(MealsFile, err)
@@ -46,7 +51,7 @@ func decodeMeals(r io.Reader, maxMeals int, keep bool) (Header, []Meal, error) {
 				return h, nil, refuse("meals.json holds two meals lists")
 			}
 			seenMeals = true
-			if meals, err = decodeList(dec, maxMeals, keep); err != nil {
+			if meals, err = decodeList(dec, cr, maxMeals, keep); err != nil {
 				return h, nil, err
 			}
 			continue
@@ -54,6 +59,7 @@ func decodeMeals(r io.Reader, maxMeals int, keep bool) (Header, []Meal, error) {
 			seenFormat = true
 		}
 		var raw json.RawMessage
+		cr.arm(0)
 		if err := dec.Decode(&raw); err != nil {
 			return h, nil, jsonRefusal(MealsFile, err)
 		}
@@ -77,9 +83,11 @@ func decodeMeals(r io.Reader, maxMeals int, keep bool) (Header, []Meal, error) {
 			}
 		}
 	}
+	cr.arm(0)
 	if err := delim(dec, '}', "meals.json is not a JSON object"); err != nil {
 		return h, nil, err
 	}
+	cr.arm(0)
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		if err != nil {
 			return h, nil, jsonRefusal(MealsFile, err)
@@ -118,8 +126,43 @@ func delim(dec *json.Decoder, d json.Delim, msg string) error {
 	return nil
 }
 
+// capReader passes r, the reader of dec, through, and fails a read
+// (with a *Refusal) that would take it more than max bytes past where
+// dec stood when arm was last called: json.Decoder holds a value whole
+// before it decodes it, so this bounds what one value costs.
+type capReader struct {
+	r     io.Reader
+	dec   *json.Decoder
+	max   int64
+	read  int64
+	limit int64
+	meal  int // the meal being read (from 1), or 0
+}
+
+// arm allows the next value of dec (meal number meal, or 0 for any
+// other) max bytes from where dec stands.
+func (c *capReader) arm(meal int) {
+	c.limit, c.meal = c.dec.InputOffset()+c.max, meal
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.read >= c.limit {
+		if c.meal > 0 {
+			return 0, refuse("meals.json: meal %d is longer than %d bytes of JSON, more than any meal a diary holds", c.meal, c.max)
+		}
+		return 0, refuse("meals.json holds a value longer than %d bytes outside its meals, more than any such field holds", c.max)
+	}
+	if int64(len(p)) > c.limit-c.read {
+		p = p[:c.limit-c.read]
+	}
+	n, err := c.r.Read(p)
+	c.read += int64(n)
+	return n, err
+}
+
 // decodeList reads the meals array, one meal at a time.
-func decodeList(dec *json.Decoder, maxMeals int, keep bool) ([]Meal, error) {
+func decodeList(dec *json.Decoder, cr *capReader, maxMeals int, keep bool) ([]Meal, error) {
+	cr.arm(0)
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, jsonRefusal(MealsFile, err)
@@ -128,11 +171,12 @@ func decodeList(dec *json.Decoder, maxMeals int, keep bool) ([]Meal, error) {
 		return nil, refuse("meals.json: meals is %s; it must be a list", kindOfToken(tok))
 	}
 	var meals []Meal
-	for n := 0; dec.More(); n++ {
+	for n := 0; more(dec, cr, n+1); n++ {
 		if n == maxMeals {
 			return nil, refuse("meals.json holds more than %d meals, more than one import takes", maxMeals)
 		}
 		var raw json.RawMessage
+		cr.arm(n + 1)
 		if err := dec.Decode(&raw); err != nil {
 			return nil, jsonRefusal(MealsFile, err)
 		}
@@ -145,10 +189,18 @@ func decodeList(dec *json.Decoder, maxMeals int, keep bool) ([]Meal, error) {
 		}
 		meals = append(meals, m)
 	}
+	cr.arm(0)
 	if _, err := dec.Token(); err != nil { // the closing ]
 		return nil, jsonRefusal(MealsFile, err)
 	}
 	return meals, nil
+}
+
+// more is dec.More with meal n's bytes allowed: More reads on through
+// the space before the next value.
+func more(dec *json.Decoder, cr *capReader, n int) bool {
+	cr.arm(n)
+	return dec.More()
 }
 
 // decodeMeal reads the meal numbered n (from 1) from its raw JSON.

@@ -32,8 +32,10 @@ type directory struct {
 // archive/zip does: zip.NewReader reads central directory headers for as
 // long as they parse, whatever count the end record declares, so a zip
 // can make it hold far more than it says. Open checks the count and the
-// directory's size against its limits and that nothing lies between the
-// directory and the end records, which bounds what zip.NewReader reads.
+// directory's size against its limits, that nothing lies between the
+// directory and the end records, and the directory header by header
+// (walkDirectory); then it gives zip.NewReader that directory alone
+// (checkedView), so the two cannot read different ones.
 func readDirectory(ra io.ReaderAt, size int64) (directory, error) {
 	if size < endLen {
 		return directory{}, refuse("the file is not a zip archive (it is too short to be one)")
@@ -46,15 +48,26 @@ func readDirectory(ra io.ReaderAt, size int64) (directory, error) {
 	if _, err := ra.ReadAt(buf, size-tail); err != nil && !errors.Is(err, io.EOF) {
 		return directory{}, err
 	}
+	// The end record is the last signature, searched backwards from the
+	// last place a whole record fits, as archive/zip searches; its
+	// comment must run exactly to the end of the file. A record whose
+	// comment falls short (another record, or bytes, after it) is one that
+	// readers that search otherwise would pass over for an earlier one.
 	at := -1
 	for i := len(buf) - endLen; i >= 0; i-- {
-		if binary.LittleEndian.Uint32(buf[i:]) == endSig && i+endLen+int(binary.LittleEndian.Uint16(buf[i+20:])) == len(buf) {
+		if binary.LittleEndian.Uint32(buf[i:]) == endSig {
 			at = i
 			break
 		}
 	}
 	if at < 0 {
 		return directory{}, refuse("the file is not a zip archive, or its end was cut off (no end of central directory record)")
+	}
+	switch n := at + endLen + int(binary.LittleEndian.Uint16(buf[at+20:])); {
+	case n > len(buf):
+		return directory{}, refuse("the file is not a zip archive, or its end was cut off (its end of central directory record's comment is cut short)")
+	case n < len(buf):
+		return directory{}, refuse("the zip does not end with its end of central directory record (bytes follow it, or it lies inside another record's comment): zip readers could read it as two different archives")
 	}
 	e := buf[at:]
 	d := directory{

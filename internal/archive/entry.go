@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"compress/flate"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"hash"
@@ -12,13 +13,17 @@ import (
 )
 
 // openEntry opens entry f for reading, refusing it at once if it declares
-// more than max bytes. The reader (entryReader) decompresses the raw
-// bytes itself, so that the declared size, CRC-32 and, if sum is not "",
-// the SHA-256 (hex) are this package's checks, not only the zip
-// library's.
-func (a *Archive) openEntry(f *zip.File, max int64, sum string) (io.ReadCloser, error) {
+// more than max bytes or, its local header read, its data would run into
+// the next entry's header or the central directory (f.room). The reader
+// (entryReader) decompresses the raw bytes itself, so that the declared
+// size, CRC-32 and, if sum is not "", the SHA-256 (hex) are this
+// package's checks, not only the zip library's.
+func (a *Archive) openEntry(f file, max int64, sum string) (io.ReadCloser, error) {
 	if f.UncompressedSize64 > uint64(max) {
 		return nil, refuse("%q is %d bytes uncompressed; at most %d are taken", f.Name, f.UncompressedSize64, max)
+	}
+	if err := a.checkData(f); err != nil {
+		return nil, err
 	}
 	raw, err := f.OpenRaw()
 	if err != nil {
@@ -38,6 +43,28 @@ func (a *Archive) openEntry(f *zip.File, max int64, sum string) (io.ReadCloser, 
 		e.sha, e.wantSHA = sha256.New(), sum
 	}
 	return e, nil
+}
+
+// checkData reads f's local header and refuses f unless archive/zip
+// finds its data where that header, at the offset walkDirectory read,
+// puts it, and the data ends by f.room.
+func (a *Archive) checkData(f file) error {
+	var h [localLen]byte
+	if _, err := a.ra.ReadAt(h[:], f.hdr); err != nil {
+		return readRefusal(err, refuse("%q cannot be read: its local header lies past the end of the zip", f.Name))
+	}
+	start := f.hdr + localLen + int64(binary.LittleEndian.Uint16(h[26:])) + int64(binary.LittleEndian.Uint16(h[28:]))
+	at, err := f.DataOffset()
+	if err != nil && !errors.Is(err, zip.ErrFormat) {
+		return readRefusal(err, refuse("%q cannot be read: its local header lies past the end of the zip", f.Name))
+	}
+	if err != nil || binary.LittleEndian.Uint32(h[:]) != localSig || at != start {
+		return refuse("%q cannot be read: its local header is not where the central directory says: the zip is damaged", f.Name)
+	}
+	if start+int64(f.CompressedSize64) > f.room {
+		return refuse("%q overlaps the entry after it (its data runs into that entry's header, or the central directory): a zip bomb, or a damaged zip", f.Name)
+	}
+	return nil
 }
 
 // entryReader reads one entry's uncompressed bytes and fails with a

@@ -21,6 +21,13 @@ type Limits struct {
 	// MaxJSONBytes bounds meals.json and manifest.json, each of which
 	// Open reads whole. Default 128 MiB.
 	MaxJSONBytes int64
+	// MaxMealBytes bounds one meal of meals.json as JSON, which Open
+	// holds whole while it reads the meal (and any other value of
+	// meals.json), refused before it is held. Default 320 KiB: a meal at
+	// every limit of the diary (2,000 characters of notes, 20 comments of
+	// 2,000 with their labels), each character written as a 6-byte
+	// escape, is under 280 KiB.
+	MaxMealBytes int64
 	// MaxFileBytes bounds any one entry. Default 256 MiB.
 	MaxFileBytes int64
 	// MaxPhotoBytes bounds a photo a meal names. Default 64 MiB, beyond
@@ -46,6 +53,7 @@ var DefaultLimits = Limits{
 	MaxDirectoryBytes: 64 << 20,
 	MaxMeals:          200_000,
 	MaxJSONBytes:      128 << 20,
+	MaxMealBytes:      320 << 10,
 	MaxFileBytes:      256 << 20,
 	MaxPhotoBytes:     64 << 20,
 	MaxTotalBytes:     64 << 30,
@@ -69,6 +77,7 @@ func (l Limits) withDefaults() Limits {
 	}
 	pick(&l.MaxDirectoryBytes, d.MaxDirectoryBytes)
 	pick(&l.MaxJSONBytes, d.MaxJSONBytes)
+	pick(&l.MaxMealBytes, d.MaxMealBytes)
 	pick(&l.MaxFileBytes, d.MaxFileBytes)
 	pick(&l.MaxPhotoBytes, d.MaxPhotoBytes)
 	pick(&l.MaxTotalBytes, d.MaxTotalBytes)

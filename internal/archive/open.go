@@ -35,9 +35,19 @@ type Archive struct {
 	header   Header
 	manifest *Manifest
 	meals    []Meal
-	files    map[string]*zip.File
+	files    map[string]file
 	sums     map[string]FileSum
 	lim      Limits
+	// ra is the zip as archive/zip reads it (checkedView).
+	ra io.ReaderAt
+}
+
+// file is an entry of the zip with where it lies: the offset of its
+// local header and the offset its data must end by (the next entry's
+// header, or the central directory).
+type file struct {
+	*zip.File
+	hdr, room int64
 }
 
 // Header returns what meals.json says about the export.
@@ -57,8 +67,9 @@ func (a *Archive) Meals() []Meal { return a.meals }
 // drive-letter, backslash, NUL or control-character names, no "." or
 // ".." segments, valid UTF-8, no two names equal or equal once
 // case-folded and NFC-normalised), every entry's size and compression
-// ratio and their total, the compressed sizes against the file's size
-// (entries that overlap), meals.json (present, within lim.MaxJSONBytes,
+// ratio and their total, that no entry's header or data lies inside
+// another's data (by the central headers here; by the local header too as
+// each entry is opened), meals.json (present, within lim.MaxJSONBytes,
 // its schema with strict types, at most lim.MaxMeals meals, a format this
 // reader knows), manifest.json if there is one (required from format 2:
 // its format and counts, every file it lists present with the size it
@@ -119,15 +130,29 @@ func open(ra io.ReaderAt, size int64, lim Limits) (*Archive, error) {
 	if dir.size > uint64(lim.MaxDirectoryBytes) {
 		return nil, refuse("the zip's central directory is %d bytes; at most %d are taken", dir.size, lim.MaxDirectoryBytes)
 	}
-	zr, err := zip.NewReader(ra, size)
+	spans, err := walkDirectory(ra, dir)
+	if err != nil {
+		return nil, err
+	}
+	view := newCheckedView(ra, dir)
+	zr, err := zip.NewReader(view, view.Size())
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return nil, refuse("the zip's central directory cannot be read (%v): the file is damaged or not a zip archive", err)
 	}
 	if uint64(len(zr.File)) != dir.entries {
 		return nil, refuse("the zip's end record counts %d entries but its central directory holds %d: the file is damaged", dir.entries, len(zr.File))
 	}
-	a := &Archive{files: make(map[string]*zip.File, len(zr.File)), lim: lim}
-	if err := a.checkEntries(zr.File, size); err != nil {
+	for i, f := range zr.File {
+		if f.CompressedSize64 != uint64(spans[i].size) {
+			return nil, refuse("the zip's central directory reads two ways (%q): the file is damaged or hostile", f.Name)
+		}
+	}
+	room, err := checkLayout(zr.File, spans, int64(dir.offset))
+	if err != nil {
+		return nil, err
+	}
+	a := &Archive{files: make(map[string]file, len(zr.File)), lim: lim, ra: view}
+	if err := a.checkEntries(zr.File, spans, room); err != nil {
 		return nil, err
 	}
 	if err := a.readManifest(); err != nil {
@@ -146,15 +171,16 @@ func open(ra io.ReaderAt, size int64, lim Limits) (*Archive, error) {
 }
 
 // checkEntries checks every entry's name, method and sizes, and indexes
-// the files by name.
-func (a *Archive) checkEntries(files []*zip.File, size int64) error {
+// the files by name with where they lie (spans and room, in the order of
+// files).
+func (a *Archive) checkEntries(files []*zip.File, spans []span, room []int64) error {
 	fold := cases.Fold()
 	// The folded names by their FNV-1a hash, to the entry's index: a
 	// string a name would cost several times as much, for every entry of
 	// the directory (a hash seen twice is compared in full).
 	folded := make(map[uint64]int, len(files))
 	foldName := func(name string) string { return norm.NFC.String(fold.String(name)) }
-	var total, compressed uint64
+	var total uint64
 	for i, f := range files {
 		if reason := badName(f.Name); reason != "" {
 			return refuse("entry name %q %s", f.Name, reason)
@@ -171,7 +197,7 @@ func (a *Archive) checkEntries(files []*zip.File, size int64) error {
 		} else if !seen {
 			folded[sum] = i
 		}
-		a.files[f.Name] = f
+		a.files[f.Name] = file{File: f, hdr: spans[i].hdr, room: room[i]}
 		if f.Flags&0x1 != 0 {
 			return refuse("%q is encrypted; export again without a password", f.Name)
 		}
@@ -186,12 +212,8 @@ func (a *Archive) checkEntries(files []*zip.File, size int64) error {
 			return refuse("%q expands from %d to %d bytes, more than %d times: a zip bomb, or not an archive ndiro wrote", f.Name, c, u, a.lim.MaxRatio)
 		}
 		total += u
-		compressed += c
 		if total > uint64(a.lim.MaxTotalBytes) {
 			return refuse("the zip's files add up to more than %d bytes uncompressed", a.lim.MaxTotalBytes)
-		}
-		if compressed > uint64(size) {
-			return refuse("the zip's entries add up to more bytes than the file holds: they overlap (a zip bomb) or the file is damaged")
 		}
 	}
 	return nil
@@ -291,13 +313,13 @@ func (a *Archive) readMeals() error {
 // decodeMeals reads the entry f as meals.json (decodeMeals, keeping the
 // meals or only counting them) to its end, where its checksums are
 // checked, and sets a.header.
-func (a *Archive) decodeMeals(f *zip.File, keep bool) ([]Meal, error) {
+func (a *Archive) decodeMeals(f file, keep bool) ([]Meal, error) {
 	r, err := a.openEntry(f, a.lim.MaxJSONBytes, a.sums[MealsFile].SHA256)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	h, meals, err := decodeMeals(r, a.lim.MaxMeals, keep)
+	h, meals, err := decodeMeals(r, a.lim.MaxMeals, a.lim.MaxMealBytes, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +454,7 @@ func (a *Archive) sumsInOrder() []FileSum {
 }
 
 // drain reads entry f to its end through the checks of openEntry.
-func (a *Archive) drain(f *zip.File, max int64, sum string) error {
+func (a *Archive) drain(f file, max int64, sum string) error {
 	r, err := a.openEntry(f, max, sum)
 	if err != nil {
 		return err

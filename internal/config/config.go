@@ -46,6 +46,19 @@ const DefaultOIDCName = "Google"
 // NDIRO_IMPORT_MAX_BYTES is unset: 8 GiB, years of photos.
 const DefaultImportMaxBytes = 8 << 30
 
+// Defaults of the import's staging gate (NDIRO_IMPORT_STAGING_PER_OWNER,
+// NDIRO_IMPORT_STAGING_MAX, NDIRO_IMPORT_MIN_BYTES,
+// NDIRO_IMPORT_MIN_WINDOW): one upload an owner and four in all in hand
+// at once (each holds a part's buffer, 8 MiB, while it arrives and up to
+// 64 MiB of heap while it is checked), and an upload that sends less than
+// 64 KiB in a minute closed.
+const (
+	DefaultImportStagingPerOwner = 1
+	DefaultImportStagingMax      = 4
+	DefaultImportMinBytes        = 64 << 10
+	DefaultImportMinWindow       = time.Minute
+)
+
 // DefaultPhotoCacheBytes is the photo cache budget when
 // NDIRO_PHOTO_CACHE_BYTES is unset: 64 MiB (DESIGN.md, photos).
 const DefaultPhotoCacheBytes = 64 << 20
@@ -86,6 +99,17 @@ type Config struct {
 	// ImportMaxBytes is the largest export zip POST /account/import
 	// takes, in bytes (NDIRO_IMPORT_MAX_BYTES; DefaultImportMaxBytes).
 	ImportMaxBytes int64
+	// ImportStagingPerOwner and ImportStagingMax are how many import
+	// uploads one owner, and all together, may have in hand (received or
+	// checked) at once (NDIRO_IMPORT_STAGING_PER_OWNER,
+	// NDIRO_IMPORT_STAGING_MAX).
+	ImportStagingPerOwner int
+	ImportStagingMax      int
+	// ImportMinBytes and ImportMinWindow: an import upload that sends
+	// fewer than ImportMinBytes bytes in any ImportMinWindow is closed
+	// (NDIRO_IMPORT_MIN_BYTES, NDIRO_IMPORT_MIN_WINDOW).
+	ImportMinBytes  int64
+	ImportMinWindow time.Duration
 	// AdminEmails may sign up without an invite and become admins
 	// (ADMIN_EMAILS, comma-separated, compared lower-cased).
 	AdminEmails []string

@@ -22,12 +22,14 @@ func TestLoadDefaultsAreLocalMode(t *testing.T) {
 		TablePrefix:     "ndiro-",
 		PhotoCacheBytes: 64 << 20,
 		ImportMaxBytes:  8 << 30,
-		AdminEmails:     []string{"admin@example.com"},
-		OIDCIssuer:      "https://accounts.google.com",
-		OIDCName:        "Google",
-		Storage:         Storage{Item: 4 * time.Second, Query: 10 * time.Second, Transfer: 30 * time.Second, Attempts: 3, MaxBackoff: 500 * time.Millisecond},
-		OrphanGrace:     time.Hour,
-		Lease:           Lease{TTL: time.Minute, Renew: 10 * time.Second},
+		// One import upload an owner, four in all, closed under 64 KiB a minute.
+		ImportStagingPerOwner: 1, ImportStagingMax: 4, ImportMinBytes: 64 << 10, ImportMinWindow: time.Minute,
+		AdminEmails: []string{"admin@example.com"},
+		OIDCIssuer:  "https://accounts.google.com",
+		OIDCName:    "Google",
+		Storage:     Storage{Item: 4 * time.Second, Query: 10 * time.Second, Transfer: 30 * time.Second, Attempts: 3, MaxBackoff: 500 * time.Millisecond},
+		OrphanGrace: time.Hour,
+		Lease:       Lease{TTL: time.Minute, Renew: 10 * time.Second},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Load(empty) mismatch (-want +got):\n%s", d)
@@ -69,7 +71,8 @@ func TestLoadServer(t *testing.T) {
 	}
 	want := Config{
 		Mode: ModeServer, Addr: "127.0.0.1:8080", DataDir: "/var/lib/ndiro", TablePrefix: "ndiro-",
-		BaseURL: "https://ndiro.example.org", PhotoCacheBytes: 64 << 20, ImportMaxBytes: 8 << 30, AdminEmails: []string{"a@example.com"},
+		BaseURL: "https://ndiro.example.org", PhotoCacheBytes: 64 << 20, ImportMaxBytes: 8 << 30,
+		ImportStagingPerOwner: 1, ImportStagingMax: 4, ImportMinBytes: 64 << 10, ImportMinWindow: time.Minute, AdminEmails: []string{"a@example.com"},
 		TrustedProxyHeader: "X-Forwarded-For", OIDCName: "Keycloak", OIDCIssuer: "https://sso.example.org/realms/home",
 		OIDCClientID: "ndiro", OIDCClientSecret: "s3cret",
 		Storage: DefaultStorage, OrphanGrace: time.Hour, Lease: DefaultLease,

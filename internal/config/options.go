@@ -48,6 +48,10 @@ var options = []option{
 	{"NDIRO_DECODE_BUDGET_BYTES", "", parseDecodeBudget},
 	{"NDIRO_UPLOAD_WAIT", "", parseUploadWait},
 	{"NDIRO_IMPORT_MAX_BYTES", strconv.FormatInt(DefaultImportMaxBytes, 10), parseImportMaxBytes},
+	{"NDIRO_IMPORT_STAGING_PER_OWNER", strconv.Itoa(DefaultImportStagingPerOwner), parseImportStagingPerOwner},
+	{"NDIRO_IMPORT_STAGING_MAX", strconv.Itoa(DefaultImportStagingMax), parseImportStagingMax},
+	{"NDIRO_IMPORT_MIN_BYTES", strconv.Itoa(DefaultImportMinBytes), parseImportMinBytes},
+	{"NDIRO_IMPORT_MIN_WINDOW", DefaultImportMinWindow.String(), parseImportMinWindow},
 	{"NDIRO_TRUSTED_PROXY_HEADER", "", parseTrustedProxyHeader},
 	{"NDIRO_DEMO", "", parseDemo},
 	{"ADMIN_EMAILS", "", parseAdminEmails},
@@ -201,6 +205,47 @@ func parseImportMaxBytes(c *Config, v string) error {
 		return fmt.Errorf("NDIRO_IMPORT_MAX_BYTES must be a whole number of bytes from 1 to %d (64 GiB), not %q", int64(MaxImportMaxBytes), v)
 	}
 	c.ImportMaxBytes = n
+	return nil
+}
+
+// maxImportStaging bounds NDIRO_IMPORT_STAGING_PER_OWNER and
+// NDIRO_IMPORT_STAGING_MAX: each upload in hand may hold a part's buffer
+// and an archive check's heap.
+const maxImportStaging = 100
+
+func parseImportStagingPerOwner(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxImportStaging {
+		return fmt.Errorf("NDIRO_IMPORT_STAGING_PER_OWNER must be a whole number of uploads from 1 to %d, not %q", maxImportStaging, v)
+	}
+	c.ImportStagingPerOwner = n
+	return nil
+}
+
+func parseImportStagingMax(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxImportStaging {
+		return fmt.Errorf("NDIRO_IMPORT_STAGING_MAX must be a whole number of uploads from 1 to %d, not %q", maxImportStaging, v)
+	}
+	c.ImportStagingMax = n
+	return nil
+}
+
+func parseImportMinBytes(c *Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > 1<<30 {
+		return fmt.Errorf("NDIRO_IMPORT_MIN_BYTES must be a whole number of bytes from 1 to 1073741824 (1 GiB), not %q", v)
+	}
+	c.ImportMinBytes = n
+	return nil
+}
+
+func parseImportMinWindow(c *Config, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d > time.Hour {
+		return fmt.Errorf("NDIRO_IMPORT_MIN_WINDOW must be a duration from 1s to 1h like 60s, not %q", v)
+	}
+	c.ImportMinWindow = d
 	return nil
 }
 

@@ -186,6 +186,42 @@ func TestParseImportMaxBytes(t *testing.T) {
 	})
 }
 
+func TestParseImportStaging(t *testing.T) {
+	for _, env := range []string{"NDIRO_IMPORT_STAGING_PER_OWNER", "NDIRO_IMPORT_STAGING_MAX"} {
+		bad := env + " must be a whole number of uploads from 1 to 100"
+		want := func(n int) Config {
+			if env == "NDIRO_IMPORT_STAGING_MAX" {
+				return Config{ImportStagingMax: n}
+			}
+			return Config{ImportStagingPerOwner: n}
+		}
+		runOption(t, env, []optionCase{
+			{name: "one", value: "1", want: want(1)},
+			{name: "a hundred", value: "100", want: want(100)},
+			{name: "zero", value: "0", wantErr: bad},
+			{name: "over a hundred", value: "101", wantErr: bad},
+			{name: "not a number", value: "four", wantErr: bad},
+		})
+	}
+}
+
+func TestParseImportMinRate(t *testing.T) {
+	bytesBad := "NDIRO_IMPORT_MIN_BYTES must be a whole number of bytes from 1 to 1073741824"
+	runOption(t, "NDIRO_IMPORT_MIN_BYTES", []optionCase{
+		{name: "64 KiB", value: "65536", want: Config{ImportMinBytes: 64 << 10}},
+		{name: "zero", value: "0", wantErr: bytesBad},
+		{name: "over 1 GiB", value: "1073741825", wantErr: bytesBad},
+		{name: "unit", value: "64KiB", wantErr: bytesBad},
+	})
+	windowBad := "NDIRO_IMPORT_MIN_WINDOW must be a duration from 1s to 1h"
+	runOption(t, "NDIRO_IMPORT_MIN_WINDOW", []optionCase{
+		{name: "a minute", value: "60s", want: Config{ImportMinWindow: time.Minute}},
+		{name: "under a second", value: "500ms", wantErr: windowBad},
+		{name: "over an hour", value: "61m", wantErr: windowBad},
+		{name: "no unit", value: "60", wantErr: windowBad},
+	})
+}
+
 func TestParseDecodeBudget(t *testing.T) {
 	bad := "at least 16777216 (16 MiB)"
 	runOption(t, "NDIRO_DECODE_BUDGET_BYTES", []optionCase{
@@ -502,6 +538,11 @@ func TestOptionsDefaults(t *testing.T) {
 		"NDIRO_OIDC_NAME":         "Google",
 		"NDIRO_PHOTO_CACHE_BYTES": "67108864",
 		"NDIRO_IMPORT_MAX_BYTES":  "8589934592", // 8 GiB
+		// One import upload an owner and four in all; closed under 64 KiB a minute.
+		"NDIRO_IMPORT_STAGING_PER_OWNER": "1",
+		"NDIRO_IMPORT_STAGING_MAX":       "4",
+		"NDIRO_IMPORT_MIN_BYTES":         "65536",
+		"NDIRO_IMPORT_MIN_WINDOW":        "1m0s",
 		// The storage budgets: a stalled backend fails a page in seconds.
 		"NDIRO_STORAGE_ITEM_TIMEOUT":     "4s",
 		"NDIRO_STORAGE_QUERY_TIMEOUT":    "10s",

@@ -44,6 +44,11 @@ type Comment struct {
 	Text string `dynamodbav:"text" json:"text"`
 	// At is when it was written (UTC).
 	At time.Time `dynamodbav:"at" json:"at"`
+	// Imported marks a comment an import brought in: its ShareID names a
+	// link of the diary the export came from, never one of this diary's,
+	// so it is no link's own (CommentsFrom) and shows to the owner alone,
+	// with its Label.
+	Imported bool `dynamodbav:"imported,omitempty" json:"imported,omitempty"`
 }
 
 // Errors of comment writes.
@@ -89,11 +94,12 @@ func (m *Meal) SortedComments() []Comment {
 }
 
 // CommentsFrom returns the meal's comments written through the link
-// shareID, oldest first: all a recipient of that link may see.
+// shareID, oldest first: all a recipient of that link may see. An
+// imported comment is never one of them, whatever its ShareID.
 func (m *Meal) CommentsFrom(shareID string) []Comment {
 	var out []Comment
 	for _, c := range m.SortedComments() {
-		if c.ShareID == shareID {
+		if c.ShareID == shareID && !c.Imported {
 			out = append(out, c)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"ndiro/internal/archive"
+	"ndiro/internal/archive/archivetest"
 	"ndiro/internal/photo"
 )
 
@@ -145,7 +146,7 @@ func (h *heapAt) ReadAt(p []byte, off int64) (int, error) {
 // POST /account/import does: each must be refused with its reason, the
 // heap in use sampled every 256 KiB the reads take growing by at most
 // refusalMemoryBound. Run with NDIRO_TEST_IMPORT_MEMORY=1 (make
-// import-memory); it stages about 450 MB.
+// import-memory); it stages about 530 MB.
 func TestImportRefusalMemory(t *testing.T) {
 	if os.Getenv("NDIRO_TEST_IMPORT_MEMORY") == "" {
 		t.Skip("set NDIRO_TEST_IMPORT_MEMORY=1 (make import-memory)")
@@ -180,6 +181,12 @@ func TestImportRefusalMemory(t *testing.T) {
 		{"a 150 MB central directory",
 			func() io.Reader { return claimedDirectory(200<<20, 150<<20) },
 			"central directory is 157286400 bytes; at most"},
+		{"two end records, the last one's pointing at 1.2 million entries hidden in an entry",
+			func() io.Reader { return bytes.NewReader(archivetest.TwoEnds(1_200_000)) },
+			"does not end with its end of central directory record"},
+		{"60,000 entries at one local header",
+			func() io.Reader { return bytes.NewReader(archivetest.Overlapping(60_000)) },
+			"overlap"},
 	} {
 		st, err := store.Stage(context.Background(), "u1", photo.StagedPrefix("u1", fmt.Sprintf("h%d", i)), c.zip(), 1<<30)
 		if err != nil {

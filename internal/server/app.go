@@ -172,6 +172,9 @@ type App struct {
 	// Imports runs imports of export zips; start-up resumes those a stop
 	// interrupted (ResumeAll).
 	Imports *account.Importer
+	// Stagings admits the import's uploads (tests drive its ticker:
+	// account.Stagings.SetHooks).
+	Stagings *account.Stagings
 	// Moves runs the moves of accounts waiting for their owner to the
 	// subject that signed in for them; start-up resumes those a stop
 	// interrupted (ResumeAll).
@@ -299,6 +302,10 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		Users: users, Meals: meals, Photos: photos, Process: pipeline.Process, Gate: gate,
 		Forget: photoCache.Forget, Kick: kick, Log: log, Now: now,
 	})
+	stagings := account.NewStagings(account.StagingLimits{
+		PerOwner: cfg.ImportStagingPerOwner, Total: cfg.ImportStagingMax, MaxBytes: cfg.ImportMaxBytes,
+		MinBytes: cfg.ImportMinBytes, Window: cfg.ImportMinWindow,
+	})
 	deleter := account.NewDeleter(account.DeleterDeps{
 		Users: users, Gate: gate, Photos: photos, Meals: meals, Shares: shares, Invites: invites, Sessions: signedIn,
 		Imports: importer, Log: log, Now: now,
@@ -403,6 +410,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			IsAdminEmail:   cfg.IsAdminEmail,
 			Importer:       importer,
 			ImportMaxBytes: cfg.ImportMaxBytes,
+			Stagings:       stagings,
 		}),
 		Admin: admin.NewHandler(admin.Deps{
 			Users:           users,
@@ -437,6 +445,6 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			variants.Run(variantsCtx)
 		}
 	}()
-	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Objects: photos, Pipeline: pipeline, HEIC: heic, WebP: webp, Variants: variants, Deletions: deleter, Imports: importer, Moves: mover, Monitor: monitor,
+	return &App{Handler: h, Pages: pages, Sessions: sessions, Lease: b.Lease, SessionStore: signedIn, Users: users, Invites: invites, Meals: meals, Shares: shares, Photos: photoServer, Objects: photos, Pipeline: pipeline, HEIC: heic, WebP: webp, Variants: variants, Deletions: deleter, Imports: importer, Stagings: stagings, Moves: mover, Monitor: monitor,
 		Metrics: mx, Ready: ready, stopOpens: stopOpens, opensDone: opensDone, stopVariants: stopVariants, variantsDone: variantsDone}, nil
 }

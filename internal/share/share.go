@@ -76,6 +76,20 @@ func ID(tok string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// ValidID reports whether id has the shape of ID's: 16 lowercase hex
+// digits.
+func ValidID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Limits of a share.
 const (
 	// MaxDays is the longest range one link may show, inclusive.
