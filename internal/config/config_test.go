@@ -16,18 +16,19 @@ func TestLoadDefaultsAreLocalMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{
-		Mode:            ModeLocal,
-		Addr:            "127.0.0.1:8080",
-		DataDir:         "./var",
-		TablePrefix:     "ndiro-",
-		PhotoCacheBytes: 64 << 20,
-		ImportMaxBytes:  8 << 30,
-		AdminEmails:     []string{"admin@example.com"},
-		OIDCIssuer:      "https://accounts.google.com",
-		OIDCName:        "Google",
-		Storage:         Storage{Item: 4 * time.Second, Query: 10 * time.Second, Transfer: 30 * time.Second, Attempts: 3, MaxBackoff: 500 * time.Millisecond},
-		OrphanGrace:     time.Hour,
-		Lease:           Lease{TTL: time.Minute, Renew: 10 * time.Second},
+		Mode:             ModeLocal,
+		Addr:             "127.0.0.1:8080",
+		DataDir:          "./var",
+		TablePrefix:      "ndiro-",
+		PhotoCacheBytes:  64 << 20,
+		ImportMaxBytes:   8 << 30,
+		AdminEmails:      []string{"admin@example.com"},
+		OIDCIssuer:       "https://accounts.google.com",
+		OIDCName:         "Google",
+		Storage:          Storage{Item: 4 * time.Second, Query: 10 * time.Second, Transfer: 30 * time.Second, Attempts: 3, MaxBackoff: 500 * time.Millisecond},
+		OrphanGrace:      time.Hour,
+		MoveMarkLifetime: DefaultMoveMarkDays * 24 * time.Hour,
+		Lease:            Lease{TTL: time.Minute, Renew: 10 * time.Second},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Load(empty) mismatch (-want +got):\n%s", d)
@@ -72,7 +73,7 @@ func TestLoadServer(t *testing.T) {
 		BaseURL: "https://ndiro.example.org", PhotoCacheBytes: 64 << 20, ImportMaxBytes: 8 << 30, AdminEmails: []string{"a@example.com"},
 		TrustedProxyHeader: "X-Forwarded-For", OIDCName: "Keycloak", OIDCIssuer: "https://sso.example.org/realms/home",
 		OIDCClientID: "ndiro", OIDCClientSecret: "s3cret",
-		Storage: DefaultStorage, OrphanGrace: time.Hour, Lease: DefaultLease,
+		Storage: DefaultStorage, OrphanGrace: time.Hour, MoveMarkLifetime: DefaultMoveMarkDays * 24 * time.Hour, Lease: DefaultLease,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Load(server) mismatch (-want +got):\n%s", d)
