@@ -184,8 +184,9 @@ func (v *markView) before(o *markView) bool {
 	return v.Until.Before(o.Until)
 }
 
-// leftWords says d, a time still to run, in whole days ("1 day", "29
-// days"), or hours under a day ("5 hours"), or "less than an hour".
+// leftWords says d, a time still to run, in days rounded to the nearest
+// ("1 day", "30 days"), or whole hours under a day ("5 hours"), or
+// "less than an hour".
 func leftWords(d time.Duration) string {
 	plural := func(n int64, unit string) string {
 		if n == 1 {
@@ -195,7 +196,7 @@ func leftWords(d time.Duration) string {
 	}
 	switch {
 	case d >= 24*time.Hour:
-		return plural(int64(d/(24*time.Hour)), "day")
+		return plural(int64(d.Round(24*time.Hour)/(24*time.Hour)), "day")
 	case d >= time.Hour:
 		return plural(int64(d/time.Hour), "hour")
 	}
