@@ -202,3 +202,39 @@ func TestExpiredMarkClaimsNothing(t *testing.T) {
 		t.Errorf("the expired account = %+v, %v; want it active, unclaimed and still marked", u, err)
 	}
 }
+
+// TestMigrateMarkClearFailureFailsSignIn: when the end of a migrate mark
+// cannot be written, the own subject's sign-in fails (no session, the
+// mark as it was), so no mark is left behind unnoticed; the next sign-in
+// ends it.
+func TestMigrateMarkClearFailureFailsSignIn(t *testing.T) {
+	t.Parallel()
+	faults := &apptest.Faults{}
+	app := apptest.New(t, apptest.Options{Faults: faults})
+	ctx := t.Context()
+	const email = "fay@example.com"
+	own := localenv.Subject(email)
+	createOwner(t, app, own, email, "")
+	now := app.Clock.Now()
+	if err := app.Users.MarkAwaitingOwner(ctx, own, now, user.OwnerMark{By: user.MarkedByMigrate, Expires: now.Add(24 * time.Hour), Issuer: migrate.LocalIssuer}); err != nil {
+		t.Fatal(err)
+	}
+	faults.FailOnce("UpdateItem", app.Tables.Users.Name, 0)
+	c := app.Client()
+	if r := c.SignInVia("/login", email); r.StatusCode < 500 {
+		t.Errorf("sign-in whose mark could not be cleared = %d %q, want a 5xx", r.StatusCode, r.Location())
+	}
+	if r := c.Get("/meals"); r.StatusCode != http.StatusSeeOther {
+		t.Errorf("GET /meals after the failed sign-in = %d, want 303 to sign-in", r.StatusCode)
+	}
+	if u, _ := app.Users.Get(ctx, own); u.AwaitingOwner == nil || u.OwnerMark == nil {
+		t.Errorf("after the failed clear the mark = %v, %+v; want it as it was", u.AwaitingOwner, u.OwnerMark)
+	}
+	c.SignIn(email)
+	if u, _ := app.Users.Get(ctx, own); u.AwaitingOwner != nil {
+		t.Error("the next sign-in did not end the mark")
+	}
+	if _, ok := emailItem(t, app, email); ok {
+		t.Error("the next sign-in left the email item")
+	}
+}
