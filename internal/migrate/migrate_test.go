@@ -765,3 +765,27 @@ func TestMarksLocalAccountsOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkNeedsLifetime: options that mark need a mark lifetime above
+// 0; Run refuses them before it reads or writes anything.
+func TestMarkNeedsLifetime(t *testing.T) {
+	t.Parallel()
+	mark := func(context.Context, string, time.Time, user.OwnerMark) error { return nil }
+	for _, tc := range []struct {
+		name string
+		o    migrate.Options
+		ok   bool
+	}{
+		{"marks for 30 days", migrate.Options{Mark: mark, MarkLifetime: markLife}, true},
+		{"marks nothing", migrate.Options{}, true},
+		{"marks with no lifetime", migrate.Options{Mark: mark}, false},
+		{"marks with a negative lifetime", migrate.Options{Mark: mark, MarkLifetime: -time.Hour}, false},
+	} {
+		if err := tc.o.Check(); (err == nil) != tc.ok {
+			t.Errorf("%s: Check() = %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+	if _, err := migrate.Run(context.Background(), migrate.Side{}, migrate.Side{}, migrate.Options{Mark: mark}); err == nil || !strings.Contains(err.Error(), "lifetime") {
+		t.Errorf("Run with a mark and no lifetime = %v, want the lifetime refused", err)
+	}
+}
