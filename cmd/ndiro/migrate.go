@@ -35,10 +35,15 @@ Not copied: sessions (everyone signs in again), the writer lease, accounts
 being deleted (and the invites they made or used), the meal form's
 idempotency claims, and uploads kept for a form being corrected (pending/).
 
-Each copied account is marked as waiting for its owner: a local account's
-ID is made from its email, not the provider's, so the first sign-in whose
+An account local mode signed up is marked as waiting for its owner: its ID
+is made from its email, not the provider's, so the first sign-in whose
 provider vouches for the account's email (email_verified) moves the
-account to that sign-in.
+account to that sign-in, if it comes within NDIRO_MOVE_MARK_DAYS (30 days
+by default; an admin extends it on Admin > Users). An account from server
+mode is not marked: its ID is its provider's subject, so its owner signs
+in as before if AWS mode uses the same provider (NDIRO_OIDC_ISSUER). If it
+does not, start AWS mode with the old provider first and mark the
+accounts on Admin > Users, then change the provider.
 
 Every write is conditional: a run killed midway can be run again, and a
 second run copies nothing. Nothing already in the target is overwritten;
@@ -110,7 +115,7 @@ func migrateCommand(ctx context.Context, args []string, getenv func(string) stri
 	rep, err := migrate.Run(ctx,
 		migrate.Side{DB: src.DynamoDB, S3: src.S3, Bucket: localBucket, Tables: srcTables},
 		migrate.Side{DB: b.DynamoDB, S3: b.S3, Bucket: b.Bucket, Tables: tables},
-		migrate.Options{DryRun: *dry, WriteUnits: *writeUnits, ReadUnits: *readUnits, Mark: markAwaitingOwner(b.DynamoDB, tables), Progress: stdout})
+		migrate.Options{DryRun: *dry, WriteUnits: *writeUnits, ReadUnits: *readUnits, Mark: markAwaitingOwner(b.DynamoDB, tables), MarkLifetime: cfg.MoveMarkLifetime, Progress: stdout})
 	if err != nil {
 		return fmt.Errorf("ndiro migrate stopped (run it again to go on where it stopped): %w", err)
 	}
@@ -125,6 +130,6 @@ func migrateCommand(ctx context.Context, args []string, getenv func(string) stri
 
 // markAwaitingOwner marks a copied account as waiting for its owner,
 // through the target's users store (user.Store.MarkAwaitingOwner).
-func markAwaitingOwner(db *dynamodb.Client, tables dynamo.Tables) func(context.Context, string, time.Time) error {
+func markAwaitingOwner(db *dynamodb.Client, tables dynamo.Tables) func(context.Context, string, time.Time, user.OwnerMark) error {
 	return user.NewStore(db, tables.Users.Name, time.Now).MarkAwaitingOwner
 }

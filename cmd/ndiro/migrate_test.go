@@ -71,7 +71,7 @@ func TestMigrateCommand(t *testing.T) {
 		"NDIRO_BASE_URL": "https://ndiro.example.org", "ADMIN_EMAILS": "admin@example.org",
 		"NDIRO_TABLE_PREFIX": strings.TrimSuffix(tables.Users.Name, "users"), "NDIRO_BUCKET": "test-photos",
 		"NDIRO_STORAGE_ITEM_TIMEOUT": "10s", "NDIRO_STORAGE_QUERY_TIMEOUT": "10s", "NDIRO_STORAGE_TRANSFER_TIMEOUT": "10s",
-		"NDIRO_LEASE_TTL": "10m", "NDIRO_LEASE_RENEW": "1s",
+		"NDIRO_LEASE_TTL": "10m", "NDIRO_LEASE_RENEW": "1s", "NDIRO_MOVE_MARK_DAYS": "7",
 		"AWS_ENDPOINT_URL_S3": env.S3Endpoint, "AWS_ENDPOINT_URL_DYNAMODB": env.DynamoEndpoint,
 	}
 	migrateRun := func(extra map[string]string, args ...string) (string, error) {
@@ -158,18 +158,24 @@ func TestMigrateCommand(t *testing.T) {
 	if err != nil || !strings.Contains(out, "dry run: would copy 2 items and 1 photo objects") {
 		t.Errorf("migrate --dry-run = %v:\n%s", err, out)
 	}
+	before := time.Now()
 	out, err = migrateRun(nil, "--from-data-dir", dir)
 	if err != nil {
 		t.Fatalf("migrate = %v:\n%s", err, out)
 	}
+	after := time.Now()
 	for _, want := range []string{"copied 2 items and 1 photo objects", "verified: every copied account is equal", id + "  1      1       0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("migrate's report does not say %q:\n%s", want, out)
 		}
 	}
 	got, err := user.NewStore(env.DynamoDB, tables.Users.Name, time.Now).Get(context.Background(), id)
-	if err != nil || got.AwaitingOwner == nil {
-		t.Errorf("the copied account: %+v, %v; want it marked as waiting for its owner", got, err)
+	if err != nil || got.AwaitingOwner == nil || got.OwnerMark == nil || got.OwnerMark.By != user.MarkedByMigrate {
+		t.Fatalf("the copied account: %+v, %v; want it marked as waiting for its owner by migrate", got, err)
+	}
+	week := 7 * 24 * time.Hour
+	if exp := got.OwnerMark.Expires; exp.Before(before.Add(week).Truncate(time.Second)) || exp.After(after.Add(week)) {
+		t.Errorf("the mark expires at %v, want NDIRO_MOVE_MARK_DAYS (7) after the run, %v to %v", exp, before.Add(week), after.Add(week))
 	}
 	if it, err := env.DynamoDB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(tables.Users.Name),
 		Key: map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: user.LeaseKey}}, ConsistentRead: aws.Bool(true)}); err != nil || len(it.Item) != 0 {

@@ -556,7 +556,7 @@ func TestDeleteMarkedAccount(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
-	if err := w.app.Users.MarkAwaitingOwner(ctx, w.id, w.app.Clock.Now()); err != nil {
+	if err := w.app.Users.MarkAwaitingOwner(ctx, w.id, w.app.Clock.Now(), apptest.AdminMark(w.app.Clock.Now())); err != nil {
 		t.Fatal(err)
 	}
 	w.deleteVictim(t)

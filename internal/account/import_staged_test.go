@@ -259,7 +259,8 @@ func TestMoveEndsTheImport(t *testing.T) {
 		t.Fatalf("POST %s = %d; %s", account.ImportPath, resp.StatusCode, resp.Text("main"))
 	}
 	<-first
-	if err := app.Users.MarkAwaitingOwner(t.Context(), oldID, app.Clock.Now()); err != nil {
+	app.FromOldProvider(t, oldID)
+	if err := app.Users.MarkAwaitingOwner(t.Context(), oldID, app.Clock.Now(), apptest.AdminMark(app.Clock.Now())); err != nil {
 		t.Fatal(err)
 	}
 	app.Env.NextSignIn(&mockoidc.MockUser{Subject: newSub, Email: adminEmail, EmailVerified: true})

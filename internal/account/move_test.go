@@ -23,6 +23,7 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 
 	"ndiro/internal/account"
+	"ndiro/internal/apptest"
 	"ndiro/internal/invite"
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
@@ -84,7 +85,10 @@ func newMoveWorld(t *testing.T) *moveWorld {
 	if len(w.before.meals) != 33 || len(w.before.objects) != 7 {
 		t.Fatalf("victim holds %d meals and %d objects, want 33 and 7", len(w.before.meals), len(w.before.objects))
 	}
-	if err := w.app.Users.MarkAwaitingOwner(ctx, w.id, w.app.Clock.Now()); err != nil {
+	// The victim signed up through the provider the deployment used
+	// before; the app's stand-in is the new one.
+	w.app.FromOldProvider(t, w.id)
+	if err := w.app.Users.MarkAwaitingOwner(ctx, w.id, w.app.Clock.Now(), apptest.AdminMark(w.app.Clock.Now())); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -225,6 +229,9 @@ func TestMoveAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.checkMoved(t)
+	if u, err := w.app.Users.Get(ctx, newSub); err != nil || u.Issuer != w.app.Env.OIDC.Issuer() {
+		t.Errorf("new row's issuer = %q (%v), want the sign-in's %s", u.Issuer, err, w.app.Env.OIDC.Issuer())
+	}
 	// The owner's diary now, signed in all along.
 	month := c.Get("/meals?month=2026-09")
 	if month.StatusCode != http.StatusOK || month.Text("h1") == "Moving your diary" {
@@ -263,7 +270,8 @@ func TestSignInMatchesMarkedOnly(t *testing.T) {
 	if _, err := w.app.Users.Get(ctx, newSub); !errors.Is(err, user.ErrNotFound) {
 		t.Errorf("a refused sign-in wrote a row: %v", err)
 	}
-	if err := w.app.Users.MarkAwaitingOwner(ctx, w.id, w.app.Clock.Now()); err != nil {
+	w.app.FromOldProvider(t, w.id)
+	if err := w.app.Users.MarkAwaitingOwner(ctx, w.id, w.app.Clock.Now(), apptest.AdminMark(w.app.Clock.Now())); err != nil {
 		t.Fatal(err)
 	}
 	// Marked, but the provider does not vouch for the email.
@@ -322,12 +330,12 @@ func (k *killing) after(step string, err error) error {
 type killUsers struct{ *killing }
 
 func (k killUsers) Get(ctx context.Context, id string) (*user.User, error) { return k.us.Get(ctx, id) }
-func (k killUsers) ClaimMove(ctx context.Context, oldID, newID string) (*user.User, error) {
-	u, err := k.us.ClaimMove(ctx, oldID, newID)
+func (k killUsers) ClaimMove(ctx context.Context, oldID, newID, issuer string, now time.Time) (*user.User, error) {
+	u, err := k.us.ClaimMove(ctx, oldID, newID, issuer, now)
 	return u, k.after("claim", err)
 }
-func (k killUsers) CreateMoving(ctx context.Context, old *user.User, newID, first string) (*user.User, error) {
-	u, err := k.us.CreateMoving(ctx, old, newID, first)
+func (k killUsers) CreateMoving(ctx context.Context, old *user.User, newID, issuer, first string) (*user.User, error) {
+	u, err := k.us.CreateMoving(ctx, old, newID, issuer, first)
 	return u, k.after("create", err)
 }
 func (k killUsers) SetMoveProgress(ctx context.Context, id, step, lastErr string) error {
@@ -448,7 +456,7 @@ func TestMoveResumes(t *testing.T) {
 				t.Fatal(err)
 			}
 			first := w.mover(kill)
-			_, err = first.Start(ctx, old, newSub)
+			_, err = first.Start(ctx, old, newSub, w.app.Env.OIDC.Issuer())
 			switch kill {
 			case "claim", "create":
 				if !errors.Is(err, errKilled) {
@@ -495,15 +503,16 @@ func TestMoveFromOtherSubjectRefused(t *testing.T) {
 	t.Parallel()
 	w := newMoveWorld(t)
 	ctx := context.Background()
-	old, err := w.app.Users.ClaimMove(ctx, w.id, "google-first")
+	iss, now := w.app.Env.OIDC.Issuer(), w.app.Clock.Now()
+	old, err := w.app.Users.ClaimMove(ctx, w.id, "google-first", iss, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.app.Users.ClaimMove(ctx, w.id, newSub); !errors.Is(err, user.ErrClaimed) {
+	if _, err := w.app.Users.ClaimMove(ctx, w.id, newSub, iss, now); !errors.Is(err, user.ErrClaimed) {
 		t.Errorf("second claim = %v, want ErrClaimed", err)
 	}
 	// A new row naming the old one, written around the claim.
-	if _, err := w.app.Users.CreateMoving(ctx, old, newSub, string(account.MovePhotos)); err != nil {
+	if _, err := w.app.Users.CreateMoving(ctx, old, newSub, iss, string(account.MovePhotos)); err != nil {
 		t.Fatal(err)
 	}
 	mv := w.mover("")
@@ -528,11 +537,11 @@ func TestMovingAccountNotDeleted(t *testing.T) {
 	t.Parallel()
 	w := newMoveWorld(t)
 	ctx := context.Background()
-	old, err := w.app.Users.ClaimMove(ctx, w.id, newSub)
+	old, err := w.app.Users.ClaimMove(ctx, w.id, newSub, w.app.Env.OIDC.Issuer(), w.app.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.app.Users.CreateMoving(ctx, old, newSub, string(account.MovePhotos)); err != nil {
+	if _, err := w.app.Users.CreateMoving(ctx, old, newSub, w.app.Env.OIDC.Issuer(), string(account.MovePhotos)); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{w.id, newSub} {

@@ -62,8 +62,8 @@ var MoveSteps = []MoveStep{MovePhotos, MoveMeals, MoveShares, MoveInvites,
 type (
 	moveUsers interface {
 		Get(ctx context.Context, id string) (*user.User, error)
-		ClaimMove(ctx context.Context, oldID, newID string) (*user.User, error)
-		CreateMoving(ctx context.Context, old *user.User, newID, firstStep string) (*user.User, error)
+		ClaimMove(ctx context.Context, oldID, newID, issuer string, now time.Time) (*user.User, error)
+		CreateMoving(ctx context.Context, old *user.User, newID, issuer, firstStep string) (*user.User, error)
 		SetMoveProgress(ctx context.Context, id, step, lastErr string) error
 		FinishMove(ctx context.Context, id string) error
 		ListMoving(ctx context.Context) ([]user.User, error)
@@ -152,22 +152,24 @@ func (mv *Mover) SetRetry(attempts int, backoff time.Duration) {
 	mv.d.Attempts, mv.d.Backoff = max(attempts, 1), backoff
 }
 
-// Start moves the marked account old to the subject newID: it claims the
-// old row (one conditional write; from then on the old ID signs in and
-// writes no more), writes the new row as moving, and runs the rest in
-// the background. It returns the new row. Errors: user.ErrClaimed (the
-// account was claimed for another subject, or is no longer marked), or a
-// store failure; a claim that got no answer (storage.ErrUnavailable) is
-// finished by the next sign-in or start-up (ResumeAll).
-func (mv *Mover) Start(ctx context.Context, old *user.User, newID string) (*user.User, error) {
-	claimed, err := mv.d.Users.ClaimMove(ctx, old.ID, newID)
+// Start moves the marked account old to the subject newID of the OIDC
+// issuer: it claims the old row (one conditional write, refused unless
+// the mark lets a subject of issuer claim it now, user.User.ClaimableBy;
+// from then on the old ID signs in and writes no more), writes the new
+// row as moving, and runs the rest in the background. It returns the
+// new row. Errors: user.ErrClaimed (the account was claimed for another
+// subject, or is no longer marked so), or a store failure; a claim that
+// got no answer (storage.ErrUnavailable) is finished by the next
+// sign-in or start-up (ResumeAll).
+func (mv *Mover) Start(ctx context.Context, old *user.User, newID, issuer string) (*user.User, error) {
+	claimed, err := mv.d.Users.ClaimMove(ctx, old.ID, newID, issuer, mv.d.Now())
 	if errors.Is(err, user.ErrNotFound) {
 		err = user.ErrClaimed // deleted since it was found
 	}
 	if err != nil {
 		return nil, fmt.Errorf("account: start move: %w", err)
 	}
-	u, err := mv.d.Users.CreateMoving(ctx, claimed, newID, string(MovePhotos))
+	u, err := mv.d.Users.CreateMoving(ctx, claimed, newID, issuer, string(MovePhotos))
 	if err != nil {
 		return nil, fmt.Errorf("account: start move: %w", err)
 	}
@@ -202,7 +204,8 @@ func (mv *Mover) ResumeAll(ctx context.Context) (int, error) {
 			}
 			newID = u.MovedTo
 			if _, err := mv.d.Users.Get(ctx, newID); errors.Is(err, user.ErrNotFound) {
-				if _, err := mv.d.Users.CreateMoving(ctx, u, newID, string(MovePhotos)); err != nil {
+				// The claim's issuer is not kept: the new row records none.
+				if _, err := mv.d.Users.CreateMoving(ctx, u, newID, "", string(MovePhotos)); err != nil {
 					return n, fmt.Errorf("account: resume moves: %w", err)
 				}
 			} else if err != nil {

@@ -27,6 +27,8 @@ type Handler struct {
 	now      func() time.Time
 	fixed    func(email string) bool
 	log      *slog.Logger
+	issuer   string
+	markLife time.Duration
 }
 
 // Deps are the Handler's collaborators.
@@ -45,11 +47,19 @@ type Deps struct {
 	IsAdminEmail func(email string) bool
 	// Log receives the audit lines of marks to move (MarkMove).
 	Log *slog.Logger
+	// Issuer is the OIDC issuer of the sign-in in use: a mark records it
+	// as the issuer of a row that does not record its own
+	// (user.Store.MarkAwaitingOwner).
+	Issuer string
+	// MarkLifetime is how long a mark to move can be claimed from when
+	// it is made or extended (config.Config.MoveMarkLifetime).
+	MarkLifetime time.Duration
 }
 
 // NewHandler returns the admin pages.
 func NewHandler(d Deps) *Handler {
-	return &Handler{users: d.Users, pages: d.Pages, monitor: d.Monitor, deleting: d.DeletionRunning, now: d.Now, fixed: d.IsAdminEmail, log: d.Log}
+	return &Handler{users: d.Users, pages: d.Pages, monitor: d.Monitor, deleting: d.DeletionRunning, now: d.Now, fixed: d.IsAdminEmail, log: d.Log,
+		issuer: d.Issuer, markLife: d.MarkLifetime}
 }
 
 // userRow is one line of the users page.
@@ -62,11 +72,16 @@ type userRow struct {
 	// Running: a deletion is running now; a deleting row that is not
 	// running has stopped and can be resumed.
 	Running bool
+	// Mark describes the account's mark to move; nil if not marked.
+	Mark *markView
 }
 
 type usersPage struct {
 	web.Base
 	Users []userRow
+	// Marked are the marked accounts, the soonest to expire first (marks
+	// that claim nothing last).
+	Marked []userRow
 	// Stuck counts deletions that stopped and wait for a resume.
 	Stuck int
 }
@@ -81,8 +96,13 @@ func (h *Handler) Users(w http.ResponseWriter, r *http.Request) error {
 	sort.Slice(all, func(i, j int) bool { return all[i].CreatedAt.Before(all[j].CreatedAt) })
 	me := user.ID(r.Context())
 	p := &usersPage{Base: web.Base{Title: "Users"}}
+	emails := make(map[string]string, len(all))
 	for _, u := range all {
-		row := userRow{User: u, Path: "/admin/users/" + url.PathEscape(u.ID), Self: u.ID == me}
+		emails[u.ID] = u.Email
+	}
+	now := h.now()
+	for _, u := range all {
+		row := userRow{User: u, Path: "/admin/users/" + url.PathEscape(u.ID), Self: u.ID == me, Mark: newMarkView(&u, emails, now)}
 		if u.Deleting() {
 			row.Running = h.deleting(u.ID)
 			if !row.Running {
@@ -90,7 +110,11 @@ func (h *Handler) Users(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		p.Users = append(p.Users, row)
+		if row.Mark != nil {
+			p.Marked = append(p.Marked, row)
+		}
 	}
+	sort.SliceStable(p.Marked, func(i, j int) bool { return p.Marked[i].Mark.before(p.Marked[j].Mark) })
 	return h.pages.Render(w, r, http.StatusOK, "admin/users", p)
 }
 

@@ -174,7 +174,7 @@ func (h *Handler) identify(ctx context.Context, code string, a attempt) (Newcome
 		return Newcomer{}, &web.Error{Status: http.StatusForbidden, Title: "Email not verified", Msg: "Your email address is not verified at " + h.name + ". Verify it there, then sign in again."}
 	}
 	name, _ := user.CleanName(c.Name) // a name we cannot show is no name
-	return Newcomer{Sub: idt.Subject, Email: strings.ToLower(c.Email), Name: name, EmailVerified: c.EmailVerified}, nil
+	return Newcomer{Sub: idt.Subject, Email: strings.ToLower(c.Email), Name: name, EmailVerified: c.EmailVerified, Issuer: idt.Issuer}, nil
 }
 
 // userinfo reads the email claims of sub from the provider's userinfo
@@ -198,7 +198,11 @@ func (h *Handler) userinfo(ctx context.Context, tok *oauth2.Token, sub string) (
 // account returns n's users row, signing them up (SignUp) if they have
 // none, with the invite inviteTok the sign-in came with ("" for none). An
 // existing account keeps its row; the invite is then left for someone
-// else, and a flash message says so.
+// else, and a flash message says so. A mark ndiro migrate left on that
+// row ends here (user.Store.ClearMigrateMark): its own subject signing in
+// is the owner it waited for, and a mark left in place would let a later
+// subject with the same email take the account. A failure to clear it
+// fails the sign-in.
 func (h *Handler) account(ctx context.Context, w http.ResponseWriter, n Newcomer, inviteTok string) (*user.User, error) {
 	u, err := h.users.Get(ctx, n.Sub)
 	if errors.Is(err, user.ErrNotFound) {
@@ -213,6 +217,12 @@ func (h *Handler) account(ctx context.Context, w http.ResponseWriter, n Newcomer
 	}
 	if err != nil {
 		return nil, err
+	}
+	if u.MarkedByMigrate() {
+		if err := h.users.ClearMigrateMark(ctx, u.ID); err != nil {
+			return nil, err
+		}
+		h.log.Info("mark of ndiro migrate cleared at its owner's sign-in", "user_id", u.ID)
 	}
 	h.followProviderName(ctx, u, n.Name)
 	if inviteTok != "" && u.InviteToken != inviteTok {

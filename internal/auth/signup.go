@@ -29,6 +29,10 @@ type Newcomer struct {
 	// EmailVerified is the provider's email_verified claim: only a
 	// verified email reaches an account waiting for its owner.
 	EmailVerified bool
+	// Issuer is the ID token's issuer (iss), which the row records
+	// (user.User.Issuer): a marked account is never claimed by a subject
+	// of its own subject's issuer (user.User.ClaimableBy).
+	Issuer string
 }
 
 // SignUpUsers is what SignUp needs of the users table (user.Store).
@@ -39,10 +43,11 @@ type SignUpUsers interface {
 }
 
 // SignUpMoves starts the move of an account waiting for its owner to a
-// new subject (account.Mover.Start): it returns the new row, moving, or
-// user.ErrClaimed if another subject took the account first.
+// new subject of an issuer (account.Mover.Start): it returns the new
+// row, moving, or user.ErrClaimed if another subject took the account
+// first or its mark no longer lets this one.
 type SignUpMoves interface {
-	Start(ctx context.Context, old *user.User, newID string) (*user.User, error)
+	Start(ctx context.Context, old *user.User, newID, issuer string) (*user.User, error)
 }
 
 // SignUpInvites is what SignUp needs of the invites table (invite.Store).
@@ -81,10 +86,13 @@ type SignUpDeps struct {
 //
 // First, though: a newcomer whose verified email (n.EmailVerified) is
 // that of an account waiting for its owner (user.Store.FindAwaitingOwner,
-// which matches marked accounts only, never any other) needs no invite:
+// which matches marked accounts only, never any other) whose mark n may
+// claim (user.User.ClaimableBy: n.Issuer is not the issuer of the
+// account's own subject, and the mark has not expired) needs no invite:
 // that account moves to n.Sub (d.Moves.Start), and the new row, moving,
 // is returned with created true; an invite the sign-in came with is left
-// unclaimed. An unverified email is never matched.
+// unclaimed. An unverified email is never matched; one whose mark n may
+// not claim signs up as anyone else would.
 //
 // Errors: ErrInviteNeeded for no invite; user.ErrClaimed for a marked
 // account another subject claimed first; the invite's refusal for one that
@@ -101,7 +109,7 @@ func SignUp(ctx context.Context, d SignUpDeps, n Newcomer, inviteTok string) (u 
 			return nil, false, err
 		}
 	}
-	u = &user.User{ID: n.Sub, Email: n.Email, Name: n.Name, Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: d.Now.UTC()}
+	u = &user.User{ID: n.Sub, Email: n.Email, Name: n.Name, Role: user.RoleOwner, Status: user.StatusActive, CreatedAt: d.Now.UTC(), Issuer: n.Issuer}
 	var claimed *invite.Invite
 	if inviteTok != "" {
 		claimed, err = d.Invites.Claim(ctx, inviteTok, n.Sub, n.Email, d.Now)
@@ -134,7 +142,8 @@ func SignUp(ctx context.Context, d SignUpDeps, n Newcomer, inviteTok string) (u 
 
 // moveMarked starts the move of the marked account with n's verified
 // email to n.Sub and returns its new row; nil and no error if no marked
-// account has the email (or it is not verified).
+// account has the email, it is not verified, or n may not claim the
+// account's mark.
 func moveMarked(ctx context.Context, d SignUpDeps, n Newcomer) (*user.User, error) {
 	if d.Moves == nil || !n.EmailVerified || n.Email == "" {
 		return nil, nil
@@ -146,7 +155,10 @@ func moveMarked(ctx context.Context, d SignUpDeps, n Newcomer) (*user.User, erro
 	if err != nil {
 		return nil, fmt.Errorf("auth: sign up: %w", err)
 	}
-	u, err := d.Moves.Start(ctx, marked, n.Sub)
+	if !marked.ClaimableBy(n.Issuer, d.Now) {
+		return nil, nil
+	}
+	u, err := d.Moves.Start(ctx, marked, n.Sub, n.Issuer)
 	if err != nil {
 		return nil, fmt.Errorf("auth: sign up: %w", err)
 	}

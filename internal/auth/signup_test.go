@@ -110,7 +110,7 @@ func TestSignUp(t *testing.T) {
 	}
 	storeDown := errors.New("store unreachable")
 	row := func(email string, role user.Role, inv string) *user.User {
-		return &user.User{ID: "sub-1", Email: email, Name: "Ana", Role: role, Status: user.StatusActive, InviteToken: inv, CreatedAt: now.UTC()}
+		return &user.User{ID: "sub-1", Email: email, Name: "Ana", Role: role, Status: user.StatusActive, InviteToken: inv, CreatedAt: now.UTC(), Issuer: "https://id.example"}
 	}
 	for _, tc := range []struct {
 		name      string
@@ -150,7 +150,7 @@ func TestSignUp(t *testing.T) {
 			users.createErr = tc.createErr
 			invites := &fakeInvites{claims: claims, found: tc.found, findErr: tc.findErr}
 			d := SignUpDeps{Users: users, Invites: invites, IsAdminEmail: func(e string) bool { return e == "boss@example.com" }, Now: now}
-			got, created, err := SignUp(t.Context(), d, Newcomer{Sub: "sub-1", Email: tc.email, Name: "Ana"}, tc.invite)
+			got, created, err := SignUp(t.Context(), d, Newcomer{Sub: "sub-1", Email: tc.email, Name: "Ana", Issuer: "https://id.example"}, tc.invite)
 			if !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
 				t.Fatalf("SignUp = %v, want %v", err, tc.wantErr)
 			}
@@ -220,21 +220,26 @@ type fakeMoves struct {
 	err     error
 }
 
-func (f *fakeMoves) Start(_ context.Context, old *user.User, newID string) (*user.User, error) {
+func (f *fakeMoves) Start(_ context.Context, old *user.User, newID, issuer string) (*user.User, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	f.started = append(f.started, old.ID+" -> "+newID)
+	f.started = append(f.started, old.ID+" -> "+newID+" of "+issuer)
 	return &user.User{ID: newID, Email: old.Email, Role: old.Role, Status: user.StatusMoving, MoveFrom: old.ID}, nil
 }
 
 // TestSignUpMarked: a newcomer whose verified email is a marked account's
-// moves it, with no invite; an unmarked account with the same email, or
-// an unverified email, is the normal invite-only refusal.
+// moves it, with no invite; an unmarked account with the same email, an
+// unverified email, a newcomer of the account's own issuer, an expired
+// mark and one that records no issuer are the normal sign-up, which is
+// invite-only.
 func TestSignUpMarked(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 9, 1, 14, 0, 0, 0, time.UTC)
 	marked := now.Add(-time.Hour)
+	mark := &user.OwnerMark{By: "admin-1", Expires: now.Add(time.Hour), Issuer: "https://old.example"}
+	ownIssuer := &user.OwnerMark{By: "admin-1", Expires: now.Add(time.Hour), Issuer: "https://new.example"}
+	expired := &user.OwnerMark{By: "admin-1", Expires: now, Issuer: "https://old.example"}
 	storeDown := errors.New("store unreachable")
 	for _, tc := range []struct {
 		name     string
@@ -247,18 +252,23 @@ func TestSignUpMarked(t *testing.T) {
 		started  []string
 		claimed  []string
 	}{
-		{name: "marked, verified", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked}, verified: true,
-			started: []string{"local-ana -> sub-1"}},
-		{name: "marked with capitals, verified", old: user.User{ID: "local-ana", Email: "Ana@Example.com", Role: user.RoleOwner, AwaitingOwner: &marked}, verified: true,
-			started: []string{"local-ana -> sub-1"}},
-		{name: "marked, verified, with an invite", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked}, verified: true, invite: "inv-owner",
-			started: []string{"local-ana -> sub-1"}},
-		{name: "marked, not verified", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked}, wantErr: ErrInviteNeeded},
+		{name: "marked, verified", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked, OwnerMark: mark}, verified: true,
+			started: []string{"local-ana -> sub-1 of https://new.example"}},
+		{name: "marked with capitals, verified", old: user.User{ID: "local-ana", Email: "Ana@Example.com", Role: user.RoleOwner, AwaitingOwner: &marked, OwnerMark: mark}, verified: true,
+			started: []string{"local-ana -> sub-1 of https://new.example"}},
+		{name: "marked, verified, with an invite", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked, OwnerMark: mark}, verified: true, invite: "inv-owner",
+			started: []string{"local-ana -> sub-1 of https://new.example"}},
+		{name: "marked, not verified", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked, OwnerMark: mark}, wantErr: ErrInviteNeeded},
+		{name: "marked, newcomer of the account's own issuer", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked, OwnerMark: ownIssuer}, verified: true, wantErr: ErrInviteNeeded},
+		{name: "marked, own issuer, with an invite", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked, OwnerMark: ownIssuer}, verified: true, invite: "inv-owner",
+			claimed: []string{"inv-owner"}},
+		{name: "mark expired", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked, OwnerMark: expired}, verified: true, wantErr: ErrInviteNeeded},
+		{name: "mark recording nothing", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner, AwaitingOwner: &marked}, verified: true, wantErr: ErrInviteNeeded},
 		{name: "not marked, same email", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner}, verified: true, wantErr: ErrInviteNeeded},
 		{name: "not marked, same email, with an invite", old: user.User{ID: "local-ana", Email: "ana@example.com", Role: user.RoleOwner}, verified: true, invite: "inv-owner",
 			claimed: []string{"inv-owner"}},
-		{name: "claimed by another meanwhile", old: user.User{ID: "local-ana", Email: "ana@example.com", AwaitingOwner: &marked}, verified: true, moveErr: user.ErrClaimed, wantErr: user.ErrClaimed},
-		{name: "users unreachable", old: user.User{ID: "local-ana", Email: "ana@example.com", AwaitingOwner: &marked}, verified: true, findErr: storeDown, wantErr: storeDown},
+		{name: "claimed by another meanwhile", old: user.User{ID: "local-ana", Email: "ana@example.com", AwaitingOwner: &marked, OwnerMark: mark}, verified: true, moveErr: user.ErrClaimed, wantErr: user.ErrClaimed},
+		{name: "users unreachable", old: user.User{ID: "local-ana", Email: "ana@example.com", AwaitingOwner: &marked, OwnerMark: mark}, verified: true, findErr: storeDown, wantErr: storeDown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -266,7 +276,7 @@ func TestSignUpMarked(t *testing.T) {
 			invites := &fakeInvites{claims: map[string]claimResult{"inv-owner": {inv: &invite.Invite{Token: "inv-owner", Role: user.RoleOwner}}}}
 			moves := &fakeMoves{err: tc.moveErr}
 			d := SignUpDeps{Users: users, Invites: invites, Moves: moves, IsAdminEmail: func(string) bool { return false }, Now: now}
-			got, created, err := SignUp(t.Context(), d, Newcomer{Sub: "sub-1", Email: "ana@example.com", EmailVerified: tc.verified}, tc.invite)
+			got, created, err := SignUp(t.Context(), d, Newcomer{Sub: "sub-1", Email: "ana@example.com", EmailVerified: tc.verified, Issuer: "https://new.example"}, tc.invite)
 			if !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
 				t.Fatalf("SignUp = %v, want %v", err, tc.wantErr)
 			}

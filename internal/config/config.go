@@ -136,6 +136,12 @@ type Config struct {
 	// (NDIRO_ORPHAN_GRACE, default DefaultOrphanGrace): younger ones may
 	// be half-way through a write.
 	OrphanGrace time.Duration
+	// MoveMarkLifetime is how long an account marked as waiting for its
+	// owner (on the admin's users page, or by ndiro migrate) can be
+	// claimed by a new sign-in, from when it is marked or an admin
+	// extends it (NDIRO_MOVE_MARK_DAYS, whole days, default
+	// DefaultMoveMarkDays).
+	MoveMarkLifetime time.Duration
 	// Lease is the one-writer lease of AWS mode (package lease).
 	Lease Lease
 

@@ -24,12 +24,13 @@ func TestLoadDefaultsAreLocalMode(t *testing.T) {
 		ImportMaxBytes:  8 << 30,
 		// One import upload an owner, four in all, closed under 64 KiB a minute.
 		ImportStagingPerOwner: 1, ImportStagingMax: 4, ImportMinBytes: 64 << 10, ImportMinWindow: time.Minute,
-		AdminEmails: []string{"admin@example.com"},
-		OIDCIssuer:  "https://accounts.google.com",
-		OIDCName:    "Google",
-		Storage:     Storage{Item: 4 * time.Second, Query: 10 * time.Second, Transfer: 30 * time.Second, Attempts: 3, MaxBackoff: 500 * time.Millisecond},
-		OrphanGrace: time.Hour,
-		Lease:       Lease{TTL: time.Minute, Renew: 10 * time.Second},
+		AdminEmails:      []string{"admin@example.com"},
+		OIDCIssuer:       "https://accounts.google.com",
+		OIDCName:         "Google",
+		Storage:          Storage{Item: 4 * time.Second, Query: 10 * time.Second, Transfer: 30 * time.Second, Attempts: 3, MaxBackoff: 500 * time.Millisecond},
+		OrphanGrace:      time.Hour,
+		MoveMarkLifetime: DefaultMoveMarkDays * 24 * time.Hour,
+		Lease:            Lease{TTL: time.Minute, Renew: 10 * time.Second},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Load(empty) mismatch (-want +got):\n%s", d)
@@ -75,7 +76,7 @@ func TestLoadServer(t *testing.T) {
 		ImportStagingPerOwner: 1, ImportStagingMax: 4, ImportMinBytes: 64 << 10, ImportMinWindow: time.Minute, AdminEmails: []string{"a@example.com"},
 		TrustedProxyHeader: "X-Forwarded-For", OIDCName: "Keycloak", OIDCIssuer: "https://sso.example.org/realms/home",
 		OIDCClientID: "ndiro", OIDCClientSecret: "s3cret",
-		Storage: DefaultStorage, OrphanGrace: time.Hour, Lease: DefaultLease,
+		Storage: DefaultStorage, OrphanGrace: time.Hour, MoveMarkLifetime: DefaultMoveMarkDays * 24 * time.Hour, Lease: DefaultLease,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Load(server) mismatch (-want +got):\n%s", d)

@@ -61,6 +61,7 @@ var options = []option{
 	{"NDIRO_STORAGE_ATTEMPTS", strconv.Itoa(DefaultStorage.Attempts), parseStorageAttempts},
 	{"NDIRO_STORAGE_MAX_BACKOFF", DefaultStorage.MaxBackoff.String(), parseStorageMaxBackoff},
 	{"NDIRO_ORPHAN_GRACE", DefaultOrphanGrace.String(), parseOrphanGrace},
+	{"NDIRO_MOVE_MARK_DAYS", strconv.Itoa(DefaultMoveMarkDays), parseMoveMarkDays},
 	{"NDIRO_LOG_LEVEL", "info", parseLogLevel},
 	{"NDIRO_METRICS_ADDR", "", parseMetricsAddr},
 	{"NDIRO_PPROF", "", parsePprof},
@@ -445,6 +446,23 @@ func parseOrphanGrace(c *Config, v string) error {
 		return fmt.Errorf("NDIRO_ORPHAN_GRACE must be a duration like 1h, not %q", v)
 	}
 	c.OrphanGrace = d
+	return nil
+}
+
+// DefaultMoveMarkDays is NDIRO_MOVE_MARK_DAYS's default and
+// MaxMoveMarkDays its largest value: a mark waits a month for its
+// owner unless set otherwise, a year at most.
+const (
+	DefaultMoveMarkDays = 30
+	MaxMoveMarkDays     = 365
+)
+
+func parseMoveMarkDays(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxMoveMarkDays {
+		return fmt.Errorf("NDIRO_MOVE_MARK_DAYS must be a whole number of days from 1 to %d, not %q", MaxMoveMarkDays, v)
+	}
+	c.MoveMarkLifetime = time.Duration(n) * 24 * time.Hour
 	return nil
 }
 

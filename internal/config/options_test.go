@@ -344,6 +344,19 @@ func TestParseOrphanGrace(t *testing.T) {
 	})
 }
 
+func TestParseMoveMarkDays(t *testing.T) {
+	bad := "must be a whole number of days from 1 to 365"
+	runOption(t, "NDIRO_MOVE_MARK_DAYS", []optionCase{
+		{name: "a month", value: "30", want: Config{MoveMarkLifetime: 30 * 24 * time.Hour}},
+		{name: "one day", value: "1", want: Config{MoveMarkLifetime: 24 * time.Hour}},
+		{name: "a year", value: "365", want: Config{MoveMarkLifetime: 365 * 24 * time.Hour}},
+		{name: "over a year", value: "366", wantErr: bad},
+		{name: "zero", value: "0", wantErr: bad},
+		{name: "a duration", value: "720h", wantErr: bad},
+		{name: "a fraction", value: "1.5", wantErr: bad},
+	})
+}
+
 func TestOrphanGraceOutlastsWrites(t *testing.T) {
 	c := Config{Storage: Storage{Item: time.Second, Query: 2 * time.Second, Transfer: 3 * time.Second}}
 	c.OrphanGrace = 12 * time.Second
@@ -550,6 +563,7 @@ func TestOptionsDefaults(t *testing.T) {
 		"NDIRO_STORAGE_ATTEMPTS":         "3",
 		"NDIRO_STORAGE_MAX_BACKOFF":      "500ms",
 		"NDIRO_ORPHAN_GRACE":             "1h0m0s",
+		"NDIRO_MOVE_MARK_DAYS":           "30",
 		"NDIRO_LOG_LEVEL":                "info",
 		// A crashed writer's lease is taken a minute after its last renewal.
 		"NDIRO_LEASE_TTL":   "1m0s",

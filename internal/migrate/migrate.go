@@ -13,10 +13,13 @@
 // (attribute_not_exists), and an object only where none with the same
 // SHA-256 is, so a run can be killed at any point and run again, and a
 // second run copies nothing. What is already in the target and differs
-// is a conflict: listed, never overwritten. An account is marked as
+// is a conflict: listed, never overwritten. An account local mode
+// signed up (its ID made from its email, localenv.Subject) is marked as
 // waiting for its owner (Options.Mark) only once everything it owns is
 // copied, so a run killed midway never leaves half an account a sign-in
-// could claim. At the end each copied account is verified: its counts
+// could claim. An account whose ID is a provider's subject (server
+// mode) is not marked: its owner signs in with that subject again, and
+// a mark would only let a later subject with its email take it. At the end each copied account is verified: its counts
 // and a SHA-256 over its rows and its objects' bytes, read back from the
 // target, must equal the source's.
 //
@@ -46,6 +49,7 @@ import (
 
 	"ndiro/internal/dynamo"
 	"ndiro/internal/limit"
+	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
 	"ndiro/internal/user"
 )
@@ -82,8 +86,13 @@ type Options struct {
 	// Mark marks a copied account as waiting for its owner
 	// (user.Store.MarkAwaitingOwner on the target's users table); nil
 	// marks nothing. It is called once the account is copied whole,
-	// only for active accounts, with Now's time.
-	Mark func(ctx context.Context, id string, now time.Time) error
+	// only for active accounts local mode signed up, with Now's time and
+	// a mark by user.MarkedByMigrate for MarkLifetime, whose issuer is
+	// LocalIssuer.
+	Mark func(ctx context.Context, id string, now time.Time, m user.OwnerMark) error
+	// MarkLifetime is how long a mark can be claimed
+	// (config.Config.MoveMarkLifetime); more than 0 when Mark is set.
+	MarkLifetime time.Duration
 	// Now is the time of the marks; nil is time.Now.
 	Now func() time.Time
 	// Clock paces (limit.Clock); nil is the wall clock.
@@ -103,8 +112,17 @@ func (o Options) Check() error {
 	if o.ReadUnits < 0 || o.ReadUnits > MaxUnits {
 		return fmt.Errorf("read units must be from 1 to %d a second, not %g", MaxUnits, o.ReadUnits)
 	}
+	if o.Mark != nil && o.MarkLifetime <= 0 {
+		return fmt.Errorf("a mark's lifetime must be more than 0, not %v", o.MarkLifetime)
+	}
 	return nil
 }
+
+// LocalIssuer is the issuer a mark records for an account local mode
+// signed up whose row does not record its own (rows written before rows
+// recorded it): the stand-in sign-in, which no provider is, so any
+// provider's subject may claim the account.
+const LocalIssuer = "ndiro local mode"
 
 // Counts are what happened to the items (or objects) of one kind: put
 // into the target (in a dry run: would be), found there already with the
@@ -142,7 +160,8 @@ type Tally struct {
 
 // Account is what Run did with one account of the source.
 type Account struct {
-	// ID is the users row's key (the local subject, made from the email).
+	// ID is the users row's key: local mode's subject, made from the
+	// email, or (server mode) the provider's subject.
 	ID string
 	// Skipped says why the account was not copied ("" if it was): it is
 	// being deleted, or the target has another account with its email.
@@ -150,9 +169,12 @@ type Account struct {
 	// Row, Meals, Shares and Photos count the copy of each kind.
 	Row, Meals, Shares, Photos Counts
 	// Marked: the account is marked as waiting for its owner. MarkErr is
-	// why it is not ("" if it is, or in a dry run).
-	Marked  bool
-	MarkErr string
+	// why it is not, when it should be ("" if it is, or in a dry run).
+	// Unmarked says why an account that needs no mark has none (its ID
+	// is a provider's subject).
+	Marked   bool
+	MarkErr  string
+	Unmarked string
 	// Source and Target are the verification's tallies (after a run
 	// that is not a dry run, for accounts not skipped).
 	Source, Target Tally
@@ -216,7 +238,7 @@ const (
 // rowSkip are the users row's attributes never copied or compared:
 // the sessions (signed-in browsers of the source) and the
 // waiting-for-owner mark, which Mark sets on the target.
-var rowSkip = []string{"sessions", "sessions_rev", "awaiting_owner"}
+var rowSkip = []string{"sessions", "sessions_rev", "awaiting_owner", "owner_mark"}
 
 // run is one migration's state.
 type run struct {
@@ -389,10 +411,15 @@ func (r *run) account(ctx context.Context, a *Account, row map[string]types.Attr
 }
 
 // mark marks a copied account as waiting for its owner, unless this is
-// a dry run, its row conflicts, or it is not active (a disabled account
-// is copied but waits for an admin to enable it and mark it).
+// a dry run, its ID is a provider's subject, its row conflicts, or it is
+// not active (a disabled account is copied but waits for an admin to
+// enable it and mark it).
 func (r *run) mark(ctx context.Context, a *Account, row map[string]types.AttributeValue) error {
 	if r.o.DryRun || r.o.Mark == nil {
+		return nil
+	}
+	if a.ID != localenv.Subject(str(row, "email")) {
+		a.Unmarked = "signs in as before (its ID is its provider's subject)"
 		return nil
 	}
 	switch status := str(row, "status"); {
@@ -406,7 +433,8 @@ func (r *run) mark(ctx context.Context, a *Account, row map[string]types.Attribu
 	if err := r.writes.Wait(ctx, 2); err != nil {
 		return err
 	}
-	err := r.o.Mark(ctx, a.ID, r.o.Now())
+	now := r.o.Now()
+	err := r.o.Mark(ctx, a.ID, now, user.OwnerMark{By: user.MarkedByMigrate, Expires: now.Add(r.o.MarkLifetime), Issuer: LocalIssuer})
 	switch {
 	case err == nil:
 		a.Marked = true

@@ -283,8 +283,11 @@ func sides(t *testing.T, s seeded, faults *apptest.Faults) (src, dst migrate.Sid
 		migrate.Side{DB: target.DynamoDB, S3: target.S3, Bucket: seedBucket, Tables: tables}, target
 }
 
+// markLife is how long the tests' marks last.
+const markLife = 30 * 24 * time.Hour
+
 // marker marks through the target's users store.
-func marker(dst migrate.Side) func(context.Context, string, time.Time) error {
+func marker(dst migrate.Side) func(context.Context, string, time.Time, user.OwnerMark) error {
 	return user.NewStore(dst.DB, dst.Tables.Users.Name, time.Now).MarkAwaitingOwner
 }
 
@@ -333,7 +336,7 @@ func TestCopyAndVerify(t *testing.T) {
 	src, dst, _ := sides(t, s, nil)
 	ctx := context.Background()
 	var out bytes.Buffer
-	rep, err := migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst), Progress: &out})
+	rep, err := migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst), MarkLifetime: markLife, Progress: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +374,7 @@ func TestCopyAndVerify(t *testing.T) {
 
 	// Again: nothing to copy, still verified.
 	out.Reset()
-	rep, err = migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst), Progress: &out})
+	rep, err = migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst), MarkLifetime: markLife, Progress: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +475,7 @@ func TestKilledRunResumes(t *testing.T) {
 	} {
 		faults.Clear()
 		faults.Fail(kill.op, kill.target, kill.after)
-		rep, err := migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst)})
+		rep, err := migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst), MarkLifetime: markLife})
 		if err == nil {
 			t.Fatalf("run with %s failing after %d = no error (%+v)", kill.op, kill.after, rep)
 		}
@@ -497,7 +500,7 @@ func TestKilledRunResumes(t *testing.T) {
 	// The killed runs' copies, counted from the target.
 	items.Copied = len(scanTable(t, dst.DB, dst.Tables.Meals.Name))
 	objects.Copied = len(listKeys(t, dst.S3, dst.Bucket, "users/"))
-	rep, err := migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst)})
+	rep, err := migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst), MarkLifetime: markLife})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +533,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	s := source(t)
 	src, dst, _ := sides(t, s, nil)
 	var out bytes.Buffer
-	rep, err := migrate.Run(context.Background(), src, dst, migrate.Options{DryRun: true, Mark: marker(dst), Progress: &out})
+	rep, err := migrate.Run(context.Background(), src, dst, migrate.Options{DryRun: true, Mark: marker(dst), MarkLifetime: markLife, Progress: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,7 +609,7 @@ func TestAccountTakenByEmailIsNotCopied(t *testing.T) {
 	if err := user.NewStore(dst.DB, dst.Tables.Users.Name, time.Now).Create(ctx, &user.User{ID: "provider-sub-1", Email: strings.ToUpper(friendEmail), Role: user.RoleOwner, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst)})
+	rep, err := migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst), MarkLifetime: markLife})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -630,7 +633,7 @@ func TestSourceUnchanged(t *testing.T) {
 	s := source(t)
 	before := dirDigest(t, s.dir)
 	src, dst, _ := sides(t, s, nil)
-	if _, err := migrate.Run(context.Background(), src, dst, migrate.Options{Mark: marker(dst)}); err != nil {
+	if _, err := migrate.Run(context.Background(), src, dst, migrate.Options{Mark: marker(dst), MarkLifetime: markLife}); err != nil {
 		t.Fatal(err)
 	}
 	if after := dirDigest(t, s.dir); after != before {
@@ -685,7 +688,7 @@ func TestWritesPaced(t *testing.T) {
 	src, dst, _ := sides(t, s, nil)
 	dst.DB = dynamodb.New(dst.DB.Options(), record)
 	const rate = 4
-	rep, err := migrate.Run(context.Background(), src, dst, migrate.Options{WriteUnits: rate, Clock: clock, Mark: marker(dst)})
+	rep, err := migrate.Run(context.Background(), src, dst, migrate.Options{WriteUnits: rate, Clock: clock, Mark: marker(dst), MarkLifetime: markLife})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -701,5 +704,88 @@ func TestWritesPaced(t *testing.T) {
 				t.Fatalf("%d writes within %v, over %d a second plus a burst of %d", n, d, rate, rate)
 			}
 		}
+	}
+}
+
+// TestMarksLocalAccountsOnly: an account local mode signed up is marked
+// by ndiro migrate, until the run's time plus the lifetime, with the
+// issuer its row records or else LocalIssuer; an account whose ID is a
+// provider's subject (server mode) is copied but not marked, which the
+// report says, and the run is OK.
+func TestMarksLocalAccountsOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srcEnv, srcTables := apptest.Local(t)
+	dstEnv, dstTables := apptest.Local(t)
+	src := migrate.Side{DB: srcEnv.DynamoDB, S3: srcEnv.S3, Bucket: "test-photos", Tables: srcTables}
+	dst := migrate.Side{DB: dstEnv.DynamoDB, S3: dstEnv.S3, Bucket: "test-photos", Tables: dstTables}
+	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	oldLocal, newLocal := localenv.Subject("old@example.com"), localenv.Subject("new@example.com")
+	users := user.NewStore(src.DB, src.Tables.Users.Name, time.Now)
+	for _, u := range []user.User{
+		{ID: "dex-CgNzdWIS", Email: "server@example.com", Issuer: "https://dex.example.org"},
+		{ID: oldLocal, Email: "old@example.com"},
+		{ID: newLocal, Email: "new@example.com", Issuer: "http://127.0.0.1:4000/oidc"},
+	} {
+		u.Role, u.Status, u.CreatedAt = user.RoleOwner, user.StatusActive, now
+		if err := users.Create(ctx, &u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := migrate.Run(ctx, src, dst, migrate.Options{Mark: marker(dst), MarkLifetime: markLife, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := rep.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("run not OK:\n%s", out.String())
+	}
+	target := user.NewStore(dst.DB, dst.Tables.Users.Name, time.Now)
+	srv, err := target.Get(ctx, "dex-CgNzdWIS")
+	if err != nil || srv.AwaitingOwner != nil || srv.OwnerMark != nil || srv.Issuer != "https://dex.example.org" {
+		t.Errorf("server mode account in the target = %+v, %v; want it copied with its issuer, not marked", srv, err)
+	}
+	if _, err := target.FindAwaitingOwner(ctx, "server@example.com"); !errors.Is(err, user.ErrNotFound) {
+		t.Errorf("FindAwaitingOwner(server mode account's email) = %v, want ErrNotFound", err)
+	}
+	if a := account(t, rep, "dex-CgNzdWIS"); a.Marked || a.Unmarked == "" || !strings.Contains(out.String(), "signs in as before") {
+		t.Errorf("report of the server mode account: marked %v, unmarked %q; want it saying it signs in as before:\n%s", a.Marked, a.Unmarked, out.String())
+	}
+	for id, issuer := range map[string]string{oldLocal: migrate.LocalIssuer, newLocal: "http://127.0.0.1:4000/oidc"} {
+		u, err := target.Get(ctx, id)
+		want := user.OwnerMark{By: user.MarkedByMigrate, Expires: now.Add(markLife), Issuer: issuer}
+		if err != nil || u.AwaitingOwner == nil || !u.AwaitingOwner.Equal(now) || u.OwnerMark == nil || *u.OwnerMark != want {
+			t.Errorf("local account %s in the target: marked %v with %+v (%v), want at %v with %+v", id, u.AwaitingOwner, u.OwnerMark, err, now, want)
+		}
+		if !account(t, rep, id).Marked {
+			t.Errorf("report: local account %s not marked", id)
+		}
+	}
+}
+
+// TestMarkNeedsLifetime: options that mark need a mark lifetime above
+// 0; Run refuses them before it reads or writes anything.
+func TestMarkNeedsLifetime(t *testing.T) {
+	t.Parallel()
+	mark := func(context.Context, string, time.Time, user.OwnerMark) error { return nil }
+	for _, tc := range []struct {
+		name string
+		o    migrate.Options
+		ok   bool
+	}{
+		{"marks for 30 days", migrate.Options{Mark: mark, MarkLifetime: markLife}, true},
+		{"marks nothing", migrate.Options{}, true},
+		{"marks with no lifetime", migrate.Options{Mark: mark}, false},
+		{"marks with a negative lifetime", migrate.Options{Mark: mark, MarkLifetime: -time.Hour}, false},
+	} {
+		if err := tc.o.Check(); (err == nil) != tc.ok {
+			t.Errorf("%s: Check() = %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+	if _, err := migrate.Run(context.Background(), migrate.Side{}, migrate.Side{}, migrate.Options{Mark: mark}); err == nil || !strings.Contains(err.Error(), "lifetime") {
+		t.Errorf("Run with a mark and no lifetime = %v, want the lifetime refused", err)
 	}
 }

@@ -207,6 +207,8 @@ func result(a *Account) string {
 		out = append(out, "waiting for its owner")
 	case a.MarkErr != "":
 		out = append(out, a.MarkErr)
+	case a.Unmarked != "":
+		out = append(out, a.Unmarked)
 	}
 	return strings.Join(out, "; ")
 }

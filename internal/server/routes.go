@@ -292,6 +292,7 @@ func pages(d Deps, requests *metrics.Requests) *chi.Mux {
 				r.Get("/admin/users/{user_id}/move", d.Pages.Handle(d.Admin.MovePage))
 				r.With(form).Post("/admin/users/{user_id}/move", d.Pages.Handle(d.Admin.MarkMove))
 				r.With(form).Post("/admin/users/{user_id}/move/cancel", d.Pages.Handle(d.Admin.UnmarkMove))
+				r.With(form).Post("/admin/users/{user_id}/move/extend", d.Pages.Handle(d.Admin.ExtendMove))
 				r.Get("/admin/monitor", d.Pages.Handle(d.Admin.Monitor))
 				r.With(form).Post("/admin/monitor/check", d.Pages.Handle(d.Admin.Check))
 				r.With(form).Post("/admin/monitor/clean/{kind}", d.Pages.Handle(d.Admin.Clean))

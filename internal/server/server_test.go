@@ -61,14 +61,14 @@ func tour(t *testing.T, app *apptest.App) (map[string]*apptest.Response, string)
 	if err := app.Users.Create(ctx, &user.User{ID: "local-mover", Email: "mover@example.com", Role: user.RoleOwner, Status: user.StatusActive}); err != nil {
 		t.Fatal(err)
 	}
-	if err := app.Users.MarkAwaitingOwner(ctx, "local-mover", app.Clock.Now()); err != nil {
+	if err := app.Users.MarkAwaitingOwner(ctx, "local-mover", app.Clock.Now(), apptest.AdminMark(app.Clock.Now())); err != nil {
 		t.Fatal(err)
 	}
-	old, err := app.Users.ClaimMove(ctx, "local-mover", "new-mover")
+	old, err := app.Users.ClaimMove(ctx, "local-mover", "new-mover", app.Env.OIDC.Issuer(), app.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.Users.CreateMoving(ctx, old, "new-mover", "photos"); err != nil {
+	if _, err := app.Users.CreateMoving(ctx, old, "new-mover", app.Env.OIDC.Issuer(), "photos"); err != nil {
 		t.Fatal(err)
 	}
 	app.Env.NextSignIn(&mockoidc.MockUser{Subject: "new-mover", Email: "mover@example.com", EmailVerified: true})

@@ -105,7 +105,7 @@ func TestMovedImport(t *testing.T) {
 	w := newStore(t)
 	old := w.create(t, "u1")
 	w.create(t, "u3")
-	if _, err := w.s.CreateMoving(ctx, old, "u2", "photos"); err != nil {
+	if _, err := w.s.CreateMoving(ctx, old, "u2", "https://issuer.example", "photos"); err != nil {
 		t.Fatal(err)
 	}
 	done := w.clock.Now().UTC()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -24,21 +25,25 @@ import (
 // sign-in that asked cannot take it.
 var ErrClaimed = errors.New("user: the account is not waiting for its owner any more")
 
-// ClaimMove claims the marked account oldID for the subject newID with
-// one conditional UpdateItem: the row must carry the mark and be active,
-// or be claimed for newID already (a repeated claim changes nothing). It
-// sets moved_to to newID and the status to StatusMoving, from which the
-// old row signs in no more and takes no writes. It returns the claimed
-// row, ErrNotFound for no such row, or ErrClaimed for a row not marked,
-// not active, or claimed for another subject.
-func (s *Store) ClaimMove(ctx context.Context, oldID, newID string) (*User, error) {
-	if newID == "" || Reserved(newID) || newID == oldID {
-		return nil, fmt.Errorf("user: claim move: new id %q is empty, reserved or the old one", newID)
+// ClaimMove claims the marked account oldID for the subject newID of
+// issuer at now with one conditional UpdateItem: the row must be active
+// and claimable by issuer at now (User.ClaimableBy: the mark records
+// another issuer and has not expired), or be claimed for newID already
+// (a repeated claim changes nothing). It sets moved_to to newID and the
+// status to StatusMoving, from which the old row signs in no more and
+// takes no writes. It returns the claimed row, ErrNotFound for no such
+// row, or ErrClaimed for a row not marked, not claimable so, not
+// active, or claimed for another subject.
+func (s *Store) ClaimMove(ctx context.Context, oldID, newID, issuer string, now time.Time) (*User, error) {
+	if newID == "" || Reserved(newID) || newID == oldID || issuer == "" {
+		return nil, fmt.Errorf("user: claim move: new id %q is empty, reserved or the old one, or its issuer %q is empty", newID, issuer)
 	}
 	n := expression.Name
 	status := n("status")
 	fresh := expression.AttributeNotExists(n("moved_to")).
-		And(expression.AttributeNotExists(status).Or(status.Equal(expression.Value(StatusActive))))
+		And(expression.AttributeNotExists(status).Or(status.Equal(expression.Value(StatusActive)))).
+		And(n("owner_mark.issuer").NotEqual(expression.Value(issuer))).
+		And(n("owner_mark.expires").GreaterThan(expression.Value(markTime(now))))
 	err := s.update(ctx, "claim move", oldID,
 		expression.AttributeType(n("awaiting_owner"), expression.String).
 			And(n("moved_to").Equal(expression.Value(newID)).Or(fresh)),
@@ -52,15 +57,16 @@ func (s *Store) ClaimMove(ctx context.Context, oldID, newID string) (*User, erro
 	return s.Get(ctx, oldID)
 }
 
-// CreateMoving writes the new row of old's move to newID: old's email,
-// role, name, time zone, invite and created_at, status StatusMoving,
-// move_from old.ID and move_step firstStep (attribute_not_exists). A row
-// for newID that moves from old.ID already is returned as it is (a
-// re-run); any other row there is ErrExists.
-func (s *Store) CreateMoving(ctx context.Context, old *User, newID, firstStep string) (*User, error) {
+// CreateMoving writes the new row of old's move to newID, a subject of
+// issuer ("" if not known): old's email, role, name, time zone, invite
+// and created_at, status StatusMoving, move_from old.ID and move_step
+// firstStep (attribute_not_exists). A row for newID that moves from
+// old.ID already is returned as it is (a re-run); any other row there
+// is ErrExists.
+func (s *Store) CreateMoving(ctx context.Context, old *User, newID, issuer, firstStep string) (*User, error) {
 	u := &User{
 		ID: newID, Email: old.Email, Role: old.Role, Name: old.Name, NameSet: old.NameSet,
-		TimeZone: old.TimeZone, InviteToken: old.InviteToken, CreatedAt: old.CreatedAt,
+		TimeZone: old.TimeZone, InviteToken: old.InviteToken, CreatedAt: old.CreatedAt, Issuer: issuer,
 		Status: StatusMoving, MoveFrom: old.ID, MoveStep: firstStep,
 	}
 	err := s.Create(ctx, u)

@@ -49,7 +49,7 @@ func TestMarkAwaitingOwner(t *testing.T) {
 		t.Fatalf("FindAwaitingOwner before the mark = %v, want ErrNotFound: an unmarked account is never matched by email", err)
 	}
 	marked := w.clock.Now()
-	if err := w.s.MarkAwaitingOwner(ctx, "local-ana", marked); err != nil {
+	if err := w.s.MarkAwaitingOwner(ctx, "local-ana", marked, apptest.AdminMark(marked)); err != nil {
 		t.Fatal(err)
 	}
 	if id, ok := w.ownerItem(t, "ana.lima@example.com"); !ok || id != "local-ana" {
@@ -69,7 +69,7 @@ func TestMarkAwaitingOwner(t *testing.T) {
 	}
 	// A second mark keeps the first time.
 	w.clock.Advance(time.Hour)
-	if err := w.s.MarkAwaitingOwner(ctx, "local-ana", w.clock.Now()); err != nil {
+	if err := w.s.MarkAwaitingOwner(ctx, "local-ana", w.clock.Now(), apptest.AdminMark(w.clock.Now())); err != nil {
 		t.Fatal(err)
 	}
 	got, err := w.s.Get(ctx, "local-ana")
@@ -105,7 +105,7 @@ func TestMarkAwaitingOwner(t *testing.T) {
 	}
 	// Marked again after a clear: a new time.
 	w.clock.Advance(time.Hour)
-	if err := w.s.MarkAwaitingOwner(ctx, "local-ana", w.clock.Now()); err != nil {
+	if err := w.s.MarkAwaitingOwner(ctx, "local-ana", w.clock.Now(), apptest.AdminMark(w.clock.Now())); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := w.s.FindAwaitingOwner(ctx, "ana.lima@example.com"); err != nil || !got.AwaitingOwner.Equal(w.clock.Now()) {
@@ -118,24 +118,24 @@ func TestMarkRefusals(t *testing.T) {
 	ctx := context.Background()
 	w := newStore(t)
 	now := w.clock.Now()
-	if err := w.s.MarkAwaitingOwner(ctx, "nobody", now); !errors.Is(err, user.ErrNotFound) {
+	if err := w.s.MarkAwaitingOwner(ctx, "nobody", now, apptest.AdminMark(now)); !errors.Is(err, user.ErrNotFound) {
 		t.Errorf("mark of no such row = %v, want ErrNotFound", err)
 	}
-	if err := w.s.MarkAwaitingOwner(ctx, user.LeaseKey, now); !errors.Is(err, user.ErrNotFound) {
+	if err := w.s.MarkAwaitingOwner(ctx, user.LeaseKey, now, apptest.AdminMark(now)); !errors.Is(err, user.ErrNotFound) {
 		t.Errorf("mark of a reserved key = %v, want ErrNotFound", err)
 	}
 	w.create(t, "off")
 	if err := w.s.SetDisabled(ctx, "off", true); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.s.MarkAwaitingOwner(ctx, "off", now); !errors.Is(err, user.ErrState) {
+	if err := w.s.MarkAwaitingOwner(ctx, "off", now, apptest.AdminMark(now)); !errors.Is(err, user.ErrState) {
 		t.Errorf("mark of a disabled account = %v, want ErrState", err)
 	}
 	w.create(t, "gone")
 	if _, err := w.s.MarkDeleting(ctx, "gone", "photos", now); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.s.MarkAwaitingOwner(ctx, "gone", now); !errors.Is(err, user.ErrState) {
+	if err := w.s.MarkAwaitingOwner(ctx, "gone", now, apptest.AdminMark(now)); !errors.Is(err, user.ErrState) {
 		t.Errorf("mark of an account being deleted = %v, want ErrState", err)
 	}
 	for _, email := range []string{"off@example.com", "gone@example.com"} {
@@ -146,7 +146,7 @@ func TestMarkRefusals(t *testing.T) {
 	if err := w.s.Create(ctx, &user.User{ID: "noemail", Role: user.RoleOwner, Status: user.StatusActive}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.s.MarkAwaitingOwner(ctx, "noemail", now); err == nil {
+	if err := w.s.MarkAwaitingOwner(ctx, "noemail", now, apptest.AdminMark(now)); err == nil {
 		t.Error("mark of an account with no email = nil, want an error")
 	}
 }
@@ -163,10 +163,10 @@ func TestTwoMarksOneEmail(t *testing.T) {
 		}
 	}
 	now := w.clock.Now()
-	if err := w.s.MarkAwaitingOwner(ctx, "a", now); err != nil {
+	if err := w.s.MarkAwaitingOwner(ctx, "a", now, apptest.AdminMark(now)); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.s.MarkAwaitingOwner(ctx, "b", now); !errors.Is(err, user.ErrEmailTaken) {
+	if err := w.s.MarkAwaitingOwner(ctx, "b", now, apptest.AdminMark(now)); !errors.Is(err, user.ErrEmailTaken) {
 		t.Fatalf("second mark of one email = %v, want ErrEmailTaken", err)
 	}
 	if got, _ := w.s.Get(ctx, "b"); got.AwaitingOwner != nil {
@@ -179,7 +179,7 @@ func TestTwoMarksOneEmail(t *testing.T) {
 	if err := w.s.ClearAwaitingOwner(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.s.MarkAwaitingOwner(ctx, "b", now); err != nil {
+	if err := w.s.MarkAwaitingOwner(ctx, "b", now, apptest.AdminMark(now)); err != nil {
 		t.Fatalf("mark after the other's clear = %v", err)
 	}
 	if got, err := w.s.FindAwaitingOwner(ctx, "bo@example.com"); err != nil || got.ID != "b" {
@@ -202,7 +202,7 @@ func TestMarkInterrupted(t *testing.T) {
 	// The row's write fails, and so does taking the item back.
 	w.faults.FailOnce("UpdateItem", w.table, 0)
 	w.faults.FailOnce("DeleteItem", w.table, 0)
-	if err := w.s.MarkAwaitingOwner(ctx, "a", w.clock.Now()); !errors.Is(err, apptest.ErrInjected) {
+	if err := w.s.MarkAwaitingOwner(ctx, "a", w.clock.Now(), apptest.AdminMark(w.clock.Now())); !errors.Is(err, apptest.ErrInjected) {
 		t.Fatalf("mark with the row's write failing = %v, want its error", err)
 	}
 	if id, ok := w.ownerItem(t, "cy@example.com"); !ok || id != "a" {
@@ -211,7 +211,7 @@ func TestMarkInterrupted(t *testing.T) {
 	if _, err := w.s.FindAwaitingOwner(ctx, "cy@example.com"); !errors.Is(err, user.ErrNotFound) {
 		t.Errorf("FindAwaitingOwner of a half-written mark = %v, want ErrNotFound (a is not marked)", err)
 	}
-	if err := w.s.MarkAwaitingOwner(ctx, "b", w.clock.Now()); err != nil {
+	if err := w.s.MarkAwaitingOwner(ctx, "b", w.clock.Now(), apptest.AdminMark(w.clock.Now())); err != nil {
 		t.Fatalf("mark of b over a's leftover item = %v", err)
 	}
 	if got, err := w.s.FindAwaitingOwner(ctx, "cy@example.com"); err != nil || got.ID != "b" {
@@ -222,7 +222,7 @@ func TestMarkInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.faults.FailOnce("UpdateItem", w.table, 0)
-	if err := w.s.MarkAwaitingOwner(ctx, "c", w.clock.Now()); !errors.Is(err, apptest.ErrInjected) {
+	if err := w.s.MarkAwaitingOwner(ctx, "c", w.clock.Now(), apptest.AdminMark(w.clock.Now())); !errors.Is(err, apptest.ErrInjected) {
 		t.Fatalf("mark with the row's write failing = %v, want its error", err)
 	}
 	if _, ok := w.ownerItem(t, "dee@example.com"); ok {
@@ -232,7 +232,7 @@ func TestMarkInterrupted(t *testing.T) {
 	if err := w.s.Delete(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.s.MarkAwaitingOwner(ctx, "a", w.clock.Now()); err != nil {
+	if err := w.s.MarkAwaitingOwner(ctx, "a", w.clock.Now(), apptest.AdminMark(w.clock.Now())); err != nil {
 		t.Fatalf("mark of a over deleted b's item = %v", err)
 	}
 }
@@ -245,7 +245,7 @@ func TestMarkItemIsNoUser(t *testing.T) {
 	w := newStore(t)
 	w.create(t, "a")
 	w.create(t, "b")
-	if err := w.s.MarkAwaitingOwner(ctx, "a", w.clock.Now()); err != nil {
+	if err := w.s.MarkAwaitingOwner(ctx, "a", w.clock.Now(), apptest.AdminMark(w.clock.Now())); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := w.ownerItem(t, "a@example.com"); !ok {
@@ -265,5 +265,227 @@ func TestMarkItemIsNoUser(t *testing.T) {
 	}
 	if d, err := w.s.ListDeleting(ctx); err != nil || len(d) != 0 {
 		t.Errorf("ListDeleting = %v, %v, want none", d, err)
+	}
+}
+
+// legacyMark marks id as a mark made before marks recorded who made
+// them, until when and for which issuer: awaiting_owner and the email
+// item only, written around the store (the clock then moves on by
+// CacheTTL).
+func (w *storeWorld) legacyMark(t *testing.T, id, email string) {
+	t.Helper()
+	ctx := context.Background()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	if _, err := w.env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(w.table),
+		Key:                       map[string]types.AttributeValue{"user_id": s(id)},
+		UpdateExpression:          aws.String("SET awaiting_owner = :t"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": s(w.clock.Now().UTC().Format(time.RFC3339))},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(w.table), Item: map[string]types.AttributeValue{
+		"user_id": s(user.OwnerEmailPrefix + email), "marked_user_id": s(id),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	w.clock.Advance(user.CacheTTL)
+}
+
+// TestMarkRecordsMaker: a mark records who made it, its expiry (UTC,
+// whole seconds) and the issuer of the row's own subject: the row's when
+// it records one, else the one the marker gives. A mark without a maker,
+// with an expiry not after now, or for a row whose issuer nobody knows
+// is refused, and writes nothing.
+func TestMarkRecordsMaker(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newStore(t)
+	now := w.clock.Now()
+	expires := now.Add(30*24*time.Hour + 1500*time.Millisecond).In(time.FixedZone("CEST", 2*3600))
+	if err := w.s.Create(ctx, &user.User{ID: "own", Email: "own@example.com", Role: user.RoleOwner, Issuer: "https://accounts.google.com"}); err != nil {
+		t.Fatal(err)
+	}
+	w.create(t, "bare")
+	given := user.OwnerMark{By: "admin-7", Expires: expires, Issuer: "https://given.example"}
+	for id, wantIssuer := range map[string]string{"own": "https://accounts.google.com", "bare": "https://given.example"} {
+		if err := w.s.MarkAwaitingOwner(ctx, id, now, given); err != nil {
+			t.Fatal(err)
+		}
+		got, err := w.s.Get(ctx, id)
+		want := &user.OwnerMark{By: "admin-7", Expires: now.Add(30 * 24 * time.Hour).Add(time.Second).Truncate(time.Second).UTC(), Issuer: wantIssuer}
+		if err != nil || got.OwnerMark == nil || *got.OwnerMark != *want || got.AwaitingOwner == nil || !got.AwaitingOwner.Equal(now) {
+			t.Errorf("%s marked: %+v at %v (%v), want %+v at %v", id, got.OwnerMark, got.AwaitingOwner, err, want, now)
+		}
+	}
+
+	w.create(t, "refused")
+	for _, tc := range []struct {
+		name string
+		m    user.OwnerMark
+	}{
+		{"no maker", user.OwnerMark{Expires: now.Add(time.Hour), Issuer: "https://given.example"}},
+		{"expiry now", user.OwnerMark{By: "admin-7", Expires: now, Issuer: "https://given.example"}},
+		{"no issuer known", user.OwnerMark{By: "admin-7", Expires: now.Add(time.Hour)}},
+	} {
+		if err := w.s.MarkAwaitingOwner(ctx, "refused", now, tc.m); err == nil {
+			t.Errorf("mark with %s = nil, want an error", tc.name)
+		}
+	}
+	if got, _ := w.s.Get(ctx, "refused"); got.AwaitingOwner != nil || got.OwnerMark != nil {
+		t.Errorf("refused marks left %v, %+v", got.AwaitingOwner, got.OwnerMark)
+	}
+	if _, ok := w.ownerItem(t, "refused@example.com"); ok {
+		t.Error("refused marks left the email item")
+	}
+}
+
+// TestClaimMoveCondition: the claim's own conditional write holds the
+// claim rule at the time of the write, whatever the caller read: a
+// subject of the mark's issuer, a mark past its expiry, or one that
+// records nothing is refused with ErrClaimed and changes nothing; a
+// subject of another issuer before the expiry claims it.
+func TestClaimMoveCondition(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newStore(t)
+	now := w.clock.Now()
+	w.create(t, "old")
+	mark := user.OwnerMark{By: "admin-7", Expires: now.Add(time.Hour), Issuer: "https://old.example"}
+	if err := w.s.MarkAwaitingOwner(ctx, "old", now, mark); err != nil {
+		t.Fatal(err)
+	}
+	w.create(t, "legacy")
+	w.legacyMark(t, "legacy", "legacy@example.com")
+	for _, tc := range []struct {
+		name, id, issuer string
+		at               time.Time
+	}{
+		{"the mark's own issuer", "old", "https://old.example", now},
+		{"at the expiry", "old", "https://new.example", now.Add(time.Hour)},
+		{"past the expiry", "old", "https://new.example", now.Add(2 * time.Hour)},
+		{"a mark recording nothing", "legacy", "https://new.example", now},
+	} {
+		if _, err := w.s.ClaimMove(ctx, tc.id, "new-sub", tc.issuer, tc.at); !errors.Is(err, user.ErrClaimed) {
+			t.Errorf("claim with %s = %v, want ErrClaimed", tc.name, err)
+		}
+		if got, _ := w.s.Get(ctx, tc.id); got.MovedTo != "" || !got.Active() {
+			t.Errorf("refused claim with %s left moved_to %q, status %q", tc.name, got.MovedTo, got.Status)
+		}
+	}
+	got, err := w.s.ClaimMove(ctx, "old", "new-sub", "https://new.example", now.Add(time.Hour-time.Second))
+	if err != nil || got.MovedTo != "new-sub" || !got.Moving() {
+		t.Errorf("claim from another issuer before the expiry = %+v, %v, want it claimed for new-sub", got, err)
+	}
+}
+
+// TestExtendAwaitingOwner: an admin's extension moves the expiry, even
+// of a mark that expired, which can then be claimed again; an account
+// not marked, marked by an earlier version or gone is refused.
+func TestExtendAwaitingOwner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newStore(t)
+	now := w.clock.Now()
+	w.create(t, "old")
+	if err := w.s.MarkAwaitingOwner(ctx, "old", now, user.OwnerMark{By: "admin-7", Expires: now.Add(time.Hour), Issuer: "https://old.example"}); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(3 * time.Hour)
+	if _, err := w.s.ClaimMove(ctx, "old", "new-sub", "https://new.example", later); !errors.Is(err, user.ErrClaimed) {
+		t.Fatalf("claim of an expired mark = %v, want ErrClaimed", err)
+	}
+	until := later.Add(30 * 24 * time.Hour)
+	if err := w.s.ExtendAwaitingOwner(ctx, "old", until); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.s.Get(ctx, "old")
+	if err != nil || got.OwnerMark == nil || !got.OwnerMark.Expires.Equal(until.Truncate(time.Second)) || got.OwnerMark.By != "admin-7" || got.OwnerMark.Issuer != "https://old.example" {
+		t.Errorf("extended mark = %+v, %v, want by admin-7 from https://old.example until %v", got.OwnerMark, err, until)
+	}
+	if !got.ClaimableBy("https://new.example", later) {
+		t.Error("the extended mark is not claimable")
+	}
+	if _, err := w.s.ClaimMove(ctx, "old", "new-sub", "https://new.example", later); err != nil {
+		t.Errorf("claim of the extended mark = %v, want it claimed", err)
+	}
+	w.create(t, "plain")
+	w.create(t, "legacy")
+	w.legacyMark(t, "legacy", "legacy@example.com")
+	for id, want := range map[string]error{"plain": user.ErrState, "legacy": user.ErrState, "old": user.ErrState, "nobody": user.ErrNotFound} {
+		if err := w.s.ExtendAwaitingOwner(ctx, id, until); !errors.Is(err, want) {
+			t.Errorf("extend of %s = %v, want %v", id, err, want)
+		}
+	}
+}
+
+// TestClearMigrateMark: the sign-in of the row's own subject ends a mark
+// ndiro migrate made, or one that does not say who made it, row and
+// email item; an admin's mark, and a mark already claimed, stay whole.
+func TestClearMigrateMark(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newStore(t)
+	now := w.clock.Now()
+	byMigrate := user.OwnerMark{By: user.MarkedByMigrate, Expires: now.Add(time.Hour), Issuer: "https://old.example"}
+	byAdmin := user.OwnerMark{By: "admin-7", Expires: now.Add(time.Hour), Issuer: "https://old.example"}
+	for id, m := range map[string]user.OwnerMark{"migrated": byMigrate, "admins": byAdmin, "claimed": byMigrate} {
+		w.create(t, id)
+		if err := w.s.MarkAwaitingOwner(ctx, id, now, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.s.ClaimMove(ctx, "claimed", "new-sub", "https://new.example", now); err != nil {
+		t.Fatal(err)
+	}
+	w.create(t, "legacy")
+	w.legacyMark(t, "legacy", "legacy@example.com")
+	for id, cleared := range map[string]bool{"migrated": true, "legacy": true, "admins": false, "claimed": false} {
+		if err := w.s.ClearMigrateMark(ctx, id); err != nil {
+			t.Errorf("ClearMigrateMark(%s) = %v", id, err)
+		}
+		got, err := w.s.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if marked := got.AwaitingOwner != nil; marked == cleared {
+			t.Errorf("after ClearMigrateMark(%s) marked = %v (%+v), want %v", id, marked, got.OwnerMark, !cleared)
+		}
+		if got.OwnerMark != nil && cleared {
+			t.Errorf("after ClearMigrateMark(%s) owner_mark = %+v, want none", id, got.OwnerMark)
+		}
+		if named, ok := w.ownerItem(t, id+"@example.com"); ok == cleared || (ok && named != id) {
+			t.Errorf("after ClearMigrateMark(%s) email item = %q, %v; want it there %v", id, named, ok, !cleared)
+		}
+	}
+	if _, err := w.s.FindAwaitingOwner(ctx, "migrated@example.com"); !errors.Is(err, user.ErrNotFound) {
+		t.Errorf("FindAwaitingOwner after the clear = %v, want ErrNotFound", err)
+	}
+	if err := w.s.ClearMigrateMark(ctx, "nobody"); err != nil {
+		t.Errorf("ClearMigrateMark of no such row = %v, want nil", err)
+	}
+}
+
+// TestMarkCompletesLegacy: marking an account whose mark records
+// nothing (an earlier version's) completes it, keeping its time.
+func TestMarkCompletesLegacy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newStore(t)
+	w.create(t, "legacy")
+	w.legacyMark(t, "legacy", "legacy@example.com")
+	marked := w.clock.Now().Add(-user.CacheTTL)
+	if got, _ := w.s.Get(ctx, "legacy"); got.ClaimableBy("https://new.example", w.clock.Now()) {
+		t.Fatal("a mark recording nothing is claimable")
+	}
+	if err := w.s.MarkAwaitingOwner(ctx, "legacy", w.clock.Now(), apptest.AdminMark(w.clock.Now())); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.s.Get(ctx, "legacy")
+	if err != nil || got.OwnerMark == nil || got.OwnerMark.By != "admin-id" || !got.AwaitingOwner.Equal(marked.Truncate(time.Second)) {
+		t.Errorf("completed mark = %+v at %v (%v), want by admin-id at %v", got.OwnerMark, got.AwaitingOwner, err, marked)
+	}
+	if !got.ClaimableBy("https://new.example", w.clock.Now()) {
+		t.Error("the completed mark is not claimable")
 	}
 }

@@ -108,11 +108,21 @@ type User struct {
 	// finished (Store.StartImport); nil if it never imported one.
 	Import *Import `dynamodbav:"import,omitempty"`
 
+	// Issuer is the OIDC issuer of the provider whose subject ID is
+	// (the "iss" of the sign-in that wrote the row); "" for rows written
+	// before rows recorded it.
+	Issuer string `dynamodbav:"issuer,omitempty"`
+
 	// AwaitingOwner is when an admin or ndiro migrate marked the account
-	// as waiting for its owner (MarkAwaitingOwner: the first sign-in with
-	// its verified email moves it to the new subject); nil when not
-	// marked. Stored as RFC 3339, or NULL once cleared.
+	// as waiting for its owner (MarkAwaitingOwner: a sign-in of a new
+	// subject with its verified email moves it there, as OwnerMark
+	// allows); nil when not marked. Stored as RFC 3339, or NULL once
+	// cleared.
 	AwaitingOwner *time.Time `dynamodbav:"awaiting_owner,omitempty"`
+	// OwnerMark is who made that mark, until when it can be claimed and
+	// the issuer it came from; nil (or NULL) for no mark, or for a mark
+	// made before marks recorded them, which claims nothing.
+	OwnerMark *OwnerMark `dynamodbav:"owner_mark,omitempty"`
 
 	// The move of an account to a new subject (package account, Mover).
 	// On the old row, MovedTo is the subject it moves to. On the new row,
