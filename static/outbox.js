@@ -91,7 +91,9 @@
   // send posts one entry as the page script posts a meal of a batch
   // (X-Ndiro-Upload: 2: JSON rather than a redirect, no flash) and
   // resolves to {ok}, {signin}, {later} (409 already being saved, 429,
-  // 503, 507) or {refused: message}; it rejects without network.
+  // 503, 507) or {refused: message}, with reused set when its key made
+  // another meal (422 with X-Ndiro-Idem: reused); it rejects without
+  // network.
   function send(e) {
     var fd = new FormData();
     e.fields.forEach(function (kv) { fd.append(kv[0], kv[1]); });
@@ -106,7 +108,7 @@
         if (resp.status === 200 && json && json.location) return { ok: json.location };
         if (resp.status === 401) return { signin: (json && json.signin) || "/login" };
         if ([409, 429, 503, 507].indexOf(resp.status) >= 0) return { later: true };
-        return { refused: messageOf(body, resp.status) };
+        return { refused: messageOf(body, resp.status), reused: resp.headers.get("X-Ndiro-Idem") === "reused" };
       });
     });
   }
@@ -116,8 +118,11 @@
   // flush sends every waiting entry of user, oldest first, one at a time;
   // it stops at the first without network. A sign-in asked for marks the
   // entries so (the page says to sign in, then goes on); a refusal keeps
-  // the entry with its message. One flush at a time per context; the
-  // server's idempotency keys cover a page and the worker at once.
+  // the entry, its photo and its message, and it is not sent again until
+  // the person fixes it. An entry refused because its key made another
+  // meal moves to a new key, so that fixing it adds it as a meal of its
+  // own. One flush at a time per context; the server's idempotency keys
+  // cover a page and the worker at once.
   function flush(user) {
     if (flushing) return flushing;
     flushing = all().then(function (es) {
@@ -134,7 +139,10 @@
           }
           e.state = "refused";
           e.message = r.refused;
-          return put(e).then(next);
+          if (!r.reused) return put(e).then(next);
+          var old = e.id;
+          e.id = newKey();
+          return put(e).then(function () { return remove(old); }).then(next);
         }, function () { /* offline: the rest waits */ });
       }
       return next();

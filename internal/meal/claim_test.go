@@ -32,7 +32,7 @@ func TestClaimStore(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c := meal.NewClaim("u1", key, "2026-09-01#120000-aaaaaa", now)
+				c := meal.NewClaim("u1", key, "2026-09-01#120000-aaaaaa", "", now)
 				<-start
 				other, err := try(c)
 				mu.Lock()
@@ -94,7 +94,7 @@ func TestClaimStore(t *testing.T) {
 	}
 
 	// Released before its meal: claimable again.
-	other := meal.NewClaim("u1", "another-key-0123456789", "2026-09-01#120000-bbbbbb", now)
+	other := meal.NewClaim("u1", "another-key-0123456789", "2026-09-01#120000-bbbbbb", "", now)
 	if _, err := s.Claim(ctx, other); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestClaimStore(t *testing.T) {
 	if _, err := s.GetClaim(ctx, "u1", "another-key-0123456789"); !errors.Is(err, meal.ErrNotFound) {
 		t.Errorf("released claim: %v, want ErrNotFound", err)
 	}
-	if _, err := s.Claim(ctx, meal.NewClaim("u1", "another-key-0123456789", "2026-09-01#120000-cccccc", now)); err != nil {
+	if _, err := s.Claim(ctx, meal.NewClaim("u1", "another-key-0123456789", "2026-09-01#120000-cccccc", "", now)); err != nil {
 		t.Errorf("claim after release: %v", err)
 	}
 }

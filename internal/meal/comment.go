@@ -13,14 +13,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"ndiro/internal/dynamo"
 )
 
-// Limits of comments (DESIGN.md, comments through a share link).
+// Limits of comments (DESIGN.md, comments through a share link, which
+// gives the arithmetic that keeps a meals item within
+// dynamo.MaxItemBytes with room for the owner's replies).
 const (
-	// MaxComments is the most comments one meal holds, from every link
-	// together. With MaxCommentText it keeps a meals item far below
-	// DynamoDB's 400 KB: 20 × 2,000 characters of at most 4 bytes.
-	MaxComments = 20
+	// MaxCommentLinks is the most links taking comments that may cover
+	// one day (share.Handler.Create refuses another; links gone count by
+	// the comments they left), and so the most links whose comments one
+	// meal holds.
+	MaxCommentLinks = 4
+	// MaxLinkComments is the most comments one link leaves on one meal.
+	MaxLinkComments = 5
+	// MaxComments is the most comments one meal holds from links:
+	// MaxCommentLinks × MaxLinkComments.
+	MaxComments = MaxCommentLinks * MaxLinkComments
 	// MaxCommentText is the longest comment, in characters (runes).
 	MaxCommentText = 2000
 )
@@ -53,8 +63,13 @@ type Comment struct {
 
 // Errors of comment writes.
 var (
-	// ErrCommentsFull: the meal has MaxComments comments already.
-	ErrCommentsFull = errors.New("meal has the most comments it takes")
+	// ErrCommentsFull: the link left MaxLinkComments comments on the
+	// meal already.
+	ErrCommentsFull = errors.New("link left the most comments it may on the meal")
+	// ErrNoRoom: the meals item would outgrow dynamo.MaxItemBytes with
+	// the comment (a state the bounds on links and comments rule out;
+	// this refusal keeps a write DynamoDB would refuse from being tried).
+	ErrNoRoom = errors.New("meal has no room for another comment")
 	// ErrNoComment: the meal has no comment of that ID.
 	ErrNoComment = errors.New("comment not found")
 )
@@ -119,9 +134,11 @@ const commentAttempts = 5
 // expression over every attribute as float64 and writes them all back,
 // which rounds photo_v (nanoseconds, beyond 2^53) and so breaks the
 // photo's version; a whole-item put stores each number as its text. It
-// returns ErrNotFound for a meal that is not there (moved or deleted) and
-// ErrCommentsFull for one holding MaxComments. A write whose answer was
-// lost, sent again by the SDK, finds its own comment and is no error.
+// returns ErrNotFound for a meal that is not there (moved or deleted),
+// ErrCommentsFull for one holding MaxLinkComments of c's link (other
+// links' comments never count) and ErrNoRoom for one whose item would
+// outgrow dynamo.MaxItemBytes. A write whose answer was lost, sent again
+// by the SDK, finds its own comment and is no error.
 // The owner's fields are written back as read, and Update merges the new
 // comment into an edit made from an older read.
 func (s *Store) AddComment(ctx context.Context, userID string, d Date, id string, c Comment) error {
@@ -131,14 +148,14 @@ func (s *Store) AddComment(ctx context.Context, userID string, d Date, id string
 	if _, err := ParseID(id); err != nil {
 		return fmt.Errorf("meal: add comment: %w", ErrNotFound)
 	}
-	if err := s.putComments(ctx, userID, d, id, []Comment{c}, MaxComments); err != nil {
+	if err := s.putComments(ctx, userID, d, id, []Comment{c}, MaxLinkComments); err != nil {
 		return fmt.Errorf("meal: add comment: %w", err)
 	}
 	return nil
 }
 
 // CopyComments adds cs to the comments of m's row, leaving out those it
-// holds already, with no MaxComments limit: a move carrying comments
+// holds already, with no limit: a move carrying comments
 // written on the old row while it was copied. It returns ErrNotFound if
 // the row is gone.
 func (s *Store) CopyComments(ctx context.Context, m *Meal, cs map[string]Comment) error {
@@ -161,7 +178,9 @@ func (s *Store) CopyComments(ctx context.Context, m *Meal, cs map[string]Comment
 // putComments adds cs to the comments of the meal id of userID on day d,
 // as AddComment does, leaving out those the row holds already (a retry,
 // or a move copying comments twice). A max above 0 refuses with
-// ErrCommentsFull once the row would hold more than max.
+// ErrCommentsFull once the row would hold more than max of one link's
+// comments, and with ErrNoRoom once its item would outgrow
+// dynamo.MaxItemBytes.
 func (s *Store) putComments(ctx context.Context, userID string, d Date, id string, cs []Comment, max int) error {
 	for range commentAttempts {
 		m, err := s.Get(ctx, userID, d, id)
@@ -177,7 +196,7 @@ func (s *Store) putComments(ctx context.Context, userID string, d Date, id strin
 		if len(add) == 0 {
 			return nil
 		}
-		if max > 0 && len(m.Comments)+len(add) > max {
+		if max > 0 && overLinkLimit(m.Comments, add, max) {
 			return ErrCommentsFull
 		}
 		if m.Comments == nil {
@@ -185,6 +204,13 @@ func (s *Store) putComments(ctx context.Context, userID string, d Date, id strin
 		}
 		for _, c := range add {
 			m.Comments[c.ID] = c
+		}
+		if max > 0 {
+			if item, err := attributevalue.MarshalMap(m); err != nil {
+				return fmt.Errorf("encode: %w", err)
+			} else if dynamo.ItemSize(item) > dynamo.MaxItemBytes {
+				return ErrNoRoom
+			}
 		}
 		rev := m.CommentRev
 		m.CommentRev = rev + 1
@@ -198,6 +224,21 @@ func (s *Store) putComments(ctx context.Context, userID string, d Date, id strin
 		}
 	}
 	return fmt.Errorf("comments changed %d times while written: %w", commentAttempts, ErrConflict)
+}
+
+// overLinkLimit reports whether have with add would hold more than max
+// comments of one link.
+func overLinkLimit(have map[string]Comment, add []Comment, max int) bool {
+	n := map[string]int{}
+	for _, c := range have {
+		n[c.ShareID]++
+	}
+	for _, c := range add {
+		if n[c.ShareID]++; n[c.ShareID] > max {
+			return true
+		}
+	}
+	return false
 }
 
 // DeleteComment removes the comment commentID from the meal id of

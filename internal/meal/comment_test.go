@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
@@ -18,8 +20,11 @@ import (
 	"github.com/shopspring/decimal"
 
 	"ndiro/internal/apptest"
+	"ndiro/internal/dynamo"
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
+	"ndiro/internal/photo"
+	"ndiro/internal/share"
 )
 
 // comment returns a comment written at at through the link shareID.
@@ -46,7 +51,8 @@ func texts(cs []meal.Comment) []string {
 
 // TestAddComment: the first comment makes the map, later ones go into
 // it, each counted in comment_rev; the owner's fields are not touched; a
-// meal gone is ErrNotFound, a full one ErrCommentsFull, and the same
+// meal gone is ErrNotFound, one holding the link's MaxLinkComments
+// ErrCommentsFull (another link's comments never count), and the same
 // comment sent twice is stored once.
 func TestAddComment(t *testing.T) {
 	t.Parallel()
@@ -83,16 +89,20 @@ func TestAddComment(t *testing.T) {
 	if err := s.AddComment(ctx, "u2", date(t, m.Date), m.ID, comment(at, "share-a", "x")); !errors.Is(err, meal.ErrNotFound) {
 		t.Errorf("AddComment on another owner's meal ID = %v, want ErrNotFound", err)
 	}
-	for i := 2; i < meal.MaxComments; i++ {
+	// share-a has 1, share-b 1: share-a fills its share of the meal.
+	for i := 1; i < meal.MaxLinkComments; i++ {
 		if err := s.AddComment(ctx, "u1", date(t, m.Date), m.ID, comment(at.Add(time.Duration(i)*time.Hour), "share-a", fmt.Sprint(i))); err != nil {
-			t.Fatalf("comment %d = %v", i+1, err)
+			t.Fatalf("share-a's comment %d = %v", i+1, err)
 		}
 	}
 	if err := s.AddComment(ctx, "u1", date(t, m.Date), m.ID, comment(at.Add(99*time.Hour), "share-a", "one too many")); !errors.Is(err, meal.ErrCommentsFull) {
-		t.Errorf("comment %d = %v, want ErrCommentsFull", meal.MaxComments+1, err)
+		t.Errorf("share-a's comment %d = %v, want ErrCommentsFull", meal.MaxLinkComments+1, err)
 	}
-	if n := len(get(t, s, m).Comments); n != meal.MaxComments {
-		t.Errorf("%d comments stored, want %d", n, meal.MaxComments)
+	if err := s.AddComment(ctx, "u1", date(t, m.Date), m.ID, comment(at.Add(100*time.Hour), "share-b", "still mine to write")); err != nil {
+		t.Errorf("share-b's comment after share-a filled its share = %v, want nil", err)
+	}
+	if n := len(get(t, s, m).Comments); n != meal.MaxLinkComments+2 {
+		t.Errorf("%d comments stored, want %d", n, meal.MaxLinkComments+2)
 	}
 	if err := s.AddComment(ctx, "u1", date(t, m.Date), m.ID, meal.Comment{ID: "u1-#x", Text: "x"}); err == nil {
 		t.Error("AddComment with a malformed comment ID = nil, want an error")
@@ -361,3 +371,136 @@ func TestAddCommentKeepsEveryAttribute(t *testing.T) {
 		t.Errorf("attributes a comment changed besides its own (-before +after):\n%s", d)
 	}
 }
+
+// TestMealAtTheCommentBound writes the largest meals item the bounds
+// allow: notes of meal.MaxNotes characters, every number and photo
+// attribute, a user ID of 255 bytes, and from each of
+// meal.MaxCommentLinks links meal.MaxLinkComments comments of
+// meal.MaxCommentText characters with labels of share.MaxLabel, as many
+// again standing for the owner's replies, every character 4 bytes of
+// UTF-8. It reads back whole and is at most boundItemBytes as DynamoDB
+// counts it (DESIGN.md, comments through a link). Filled past the bound
+// to within one comment of the limit, AddComment refuses the next. Under
+// make dynamodb its twin, each character written as four ASCII ones (the
+// bytes DynamoDB counts; dynalite counts UTF-16 units, half for a 4-byte
+// character), is written too, and the server refuses it with that one
+// comment more.
+func TestMealAtTheCommentBound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, db, tables := newStore(t)
+	owner := strings.Repeat("u", 255)
+	for _, tc := range []struct {
+		name string
+		char string
+	}{{"4-byte characters", "😀"}, {"ASCII of the same bytes", "abcd"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.char == "abcd" && os.Getenv(apptest.DynamoEndpointEnv) == "" {
+				t.Skip("the twin is for a server that enforces the limit: make dynamodb")
+			}
+			text := func(n int) string { return strings.Repeat(tc.char, n) }
+			num := func(s string) *meal.Number {
+				n, err := meal.ParseNumber(s, decimal.NewFromInt(100_000))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			h, f := 5, 5
+			m := &meal.Meal{UserID: owner, Date: "2026-09-02", Time: "12:30:00", Kind: meal.Breakfast, Notes: text(meal.MaxNotes),
+				Kcal: num("9999.9"), ProteinG: num("999.9"), CarbsG: num("999.9"), FatG: num("999.9"), Hunger: &h, Fullness: &f,
+				ImportID: strings.Repeat("i", 43)}
+			if tc.char == "abcd" {
+				m.Time = "12:31:00"
+			}
+			m.PhotoV, m.PhotoW, m.PhotoH, m.ThumbW, m.ThumbH, m.PhotoTaken, m.PhotoSet = 1_790_000_000_123_456_789, 2048, 2048, 480, 480, "2026-09-02T12:29:59", ^photoSetNone
+			if err := s.Create(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			d := date(t, m.Date)
+			at := time.Date(2026, 9, 3, 18, 7, 0, 123456789, time.UTC)
+			full := func(link, i int) meal.Comment {
+				c := meal.Comment{ID: meal.NewCommentID(at.Add(time.Duration(link*100+i) * time.Minute)), ShareID: fmt.Sprintf("%016x", link),
+					Label: text(share.MaxLabel), Text: text(meal.MaxCommentText), At: at.Add(time.Duration(link*100+i) * time.Minute)}
+				return c
+			}
+			// Written at once (a comment at a time costs a minute under
+			// the race detector); AddComment's per-link rule has its own
+			// test.
+			all := map[string]meal.Comment{}
+			for link := range meal.MaxCommentLinks {
+				for i := range 2 * meal.MaxLinkComments { // from 5: the replies' room
+					c := full(link, i)
+					all[c.ID] = c
+				}
+			}
+			if err := s.CopyComments(ctx, m, all); err != nil {
+				t.Fatalf("comments and the replies' room = %v", err)
+			}
+			got := get(t, s, m)
+			if len(got.Comments) != 2*meal.MaxComments || got.Notes != m.Notes {
+				t.Fatalf("read back %d comments, notes of %d bytes; want %d and %d", len(got.Comments), len(got.Notes), 2*meal.MaxComments, len(m.Notes))
+			}
+			out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tables.Meals.Name), ConsistentRead: aws.Bool(true),
+				Key: map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: owner}, "sk": &types.AttributeValueMemberS{Value: got.SK}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := dynamo.ItemSize(out.Item)
+			t.Logf("item at the bound: %d bytes as DynamoDB counts them, %d under its limit", size, dynamo.MaxItemBytes-size)
+			if size > boundItemBytes {
+				t.Errorf("item at the bound = %d bytes, over the %d DESIGN.md allows", size, boundItemBytes)
+			}
+
+			// Past the bound (comments a move or an import brought, say):
+			// filled to within one comment of the limit, the next is
+			// refused before it is written.
+			var probe, one meal.Meal
+			one.Comments = map[string]meal.Comment{"x": full(0, 0)}
+			entry := itemSize(t, &one) - itemSize(t, &probe)
+			fit := (dynamo.MaxItemBytes - size) / entry
+			more := map[string]meal.Comment{}
+			for i := range fit {
+				c := full(meal.MaxCommentLinks+1, i)
+				more[c.ID] = c
+			}
+			if err := s.CopyComments(ctx, m, more); err != nil {
+				t.Fatalf("%d more comments, within the limit = %v", fit, err)
+			}
+			last := full(meal.MaxCommentLinks+2, 0)
+			if err := s.AddComment(ctx, owner, d, m.ID, last); !errors.Is(err, meal.ErrNoRoom) {
+				t.Errorf("a comment past the item's limit = %v, want ErrNoRoom", err)
+			}
+			if os.Getenv(apptest.DynamoEndpointEnv) == "" {
+				return
+			}
+			over := get(t, s, m)
+			over.Comments[last.ID] = last
+			item, err := attributevalue.MarshalMap(over)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tables.Meals.Name), Item: item})
+			if tc.char == "abcd" && (err == nil || !strings.Contains(err.Error(), "size")) {
+				t.Errorf("the server took an item of %d bytes (%v); want it refused as over its size limit", dynamo.ItemSize(item), err)
+			}
+		})
+	}
+}
+
+// itemSize is m's size as a meals item, as DynamoDB counts it.
+func itemSize(t *testing.T, m *meal.Meal) int {
+	t.Helper()
+	item, err := attributevalue.MarshalMap(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dynamo.ItemSize(item)
+}
+
+// boundItemBytes is the size DESIGN.md gives for a meals item at the
+// comment bound (comments through a link).
+const boundItemBytes = 360_000
+
+// photoSetNone is the empty photo set: its complement names every copy.
+const photoSetNone photo.Set = 0

@@ -263,6 +263,9 @@ type formPage struct {
 	// ConflictNote says what was saved all the same.
 	Conflict     *Meal
 	ConflictNote string
+	// ReusedURL, on an add form refused because its key made another
+	// meal (keyReused), links to that meal; "" if there is none.
+	ReusedURL string
 	// MsgEmpty and MsgFuture are the form-level messages, for the page
 	// script's own checks and to tell the future-date error apart.
 	MsgEmpty, MsgFuture string

@@ -3,7 +3,9 @@ package meal
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"ndiro/internal/dynamo"
+	"ndiro/internal/token"
 	"ndiro/internal/web"
 )
 
@@ -95,17 +98,63 @@ type Claim struct {
 	Done bool `dynamodbav:"done"`
 	// ClaimedAt is when the holder claimed it, Unix nanoseconds.
 	ClaimedAt int64 `dynamodbav:"claimed_at"`
+	// Digest is the first request's content (requestDigest), kept from
+	// the moment the key is claimed; a repeat whose content differs is
+	// refused. "" on a claim written before digests were kept: any
+	// repeat of it is taken as the same request.
+	Digest string `dynamodbav:"digest,omitempty"`
 	// ExpiresAt is the TTL attribute, Unix seconds.
 	ExpiresAt int64 `dynamodbav:"expires_at"`
 }
 
 // NewClaim returns the claim an attempt makes at now for key of userID,
-// creating the meal at sort key mealSK.
-func NewClaim(userID, key, mealSK string, now time.Time) *Claim {
+// creating the meal at sort key mealSK, for a request of content digest
+// (requestDigest).
+func NewClaim(userID, key, mealSK, digest string, now time.Time) *Claim {
 	var b [12]byte
 	rand.Read(b[:])
 	return &Claim{UserID: userID, SK: ClaimPrefix + key, MealSK: mealSK, Holder: hex.EncodeToString(b[:]),
-		ClaimedAt: now.UnixNano(), ExpiresAt: now.Add(ClaimTTL).Unix()}
+		ClaimedAt: now.UnixNano(), ExpiresAt: now.Add(ClaimTTL).Unix(), Digest: digest}
+}
+
+// sameRequest reports whether a request of content digest repeats the
+// one that made c: equal digests, or a claim that kept none.
+func (c *Claim) sameRequest(digest string) bool {
+	return c.Digest == "" || c.Digest == digest
+}
+
+// requestDigest is the content of a create request with an idempotency
+// key, compared with a repeat's: the meal's fields as the form parsed
+// them (m, before the photo files it anywhere), the form's inputs that
+// decide its filing, and photoSum, the hex SHA-256 of the photo's bytes
+// as sent ("" for none). It is "v1:" and the hex SHA-256 of their JSON.
+func requestDigest(m *Meal, f *Form, photoSum string) string {
+	num := func(n *Number) string {
+		if n == nil {
+			return ""
+		}
+		return n.String()
+	}
+	scale := func(n *int) int {
+		if n == nil {
+			return 0
+		}
+		return *n
+	}
+	b, err := json.Marshal(struct {
+		Date, Time, Kind, Notes      string
+		Kcal, ProteinG, CarbsG, FatG string
+		Hunger, Fullness             int
+		DefaultDate, DefaultTime     string
+		FixedDate                    bool
+		Taken, Photo                 string
+	}{m.Date, m.Time, string(m.Kind), m.Notes, num(m.Kcal), num(m.ProteinG), num(m.CarbsG), num(m.FatG),
+		scale(m.Hunger), scale(m.Fullness), f.DefaultDate, f.DefaultTime, f.FixedDate, f.Taken, photoSum})
+	if err != nil {
+		panic(err) // strings, ints and a bool: cannot fail
+	}
+	sum := sha256.Sum256(b)
+	return "v1:" + hex.EncodeToString(sum[:])
 }
 
 // Stale reports whether c, not done, is past its lease at now: its
@@ -282,21 +331,39 @@ func idemKey(r *http.Request) (string, error) {
 	return k, nil
 }
 
-// claim claims key for m (UserID, Date and Time set) at now, before
-// anything of m is written, and sets m's ID (and its Date and Time, for a
-// claim taken over) to the meal the claim creates. If the key already
-// created a meal, first is that meal's sort key and nothing is claimed.
-// An attempt of the key still at work is waited for up to claimWait, then
-// answered with errBeingSaved; one dead (Claim.Stale) is taken over,
-// keeping its meal's sort key, so that its row, if it turns up after all,
-// refuses ours rather than making the meal twice.
-func (h *Handler) claim(ctx context.Context, key string, m *Meal, now time.Time) (first string, c *Claim, err error) {
+// prior is the meal an idempotency key created before, as a repeat of
+// the same request finds it: its sort key, and whether it is gone since
+// (deleted, or moved: no tombstone tells which).
+type prior struct {
+	sk   string
+	gone bool
+}
+
+// keyReused refuses a repeat of a key whose first request had other
+// content (Claim.Digest): sk is the meal that request made, "" if there
+// is none yet.
+type keyReused struct{ sk string }
+
+func (e *keyReused) Error() string { return "meal: idempotency key used for other content" }
+
+// claim claims key for m (UserID, Date and Time set), a request of
+// content digest (requestDigest), at now, before anything of m is
+// written, and sets m's ID (and its Date and Time, for a claim taken
+// over) to the meal the claim creates. A repeat of the same request gets
+// the meal the key created (prior, which says if it is gone since) and
+// claims nothing; a request of other content gets *keyReused, whatever
+// state the key is in. An attempt of the key still at work is waited for
+// up to claimWait, then answered with errBeingSaved; one dead
+// (Claim.Stale) is taken over, keeping its meal's sort key, so that its
+// row, if it turns up after all, refuses ours rather than making the
+// meal twice.
+func (h *Handler) claim(ctx context.Context, key, digest string, m *Meal, now time.Time) (*prior, *Claim, error) {
 	tod, err := ParseTimeOfDay(m.Time)
 	if err != nil {
-		return "", nil, fmt.Errorf("meal: claim: %w", err)
+		return nil, nil, fmt.Errorf("meal: claim: %w", err)
 	}
 	m.ID = NewID(tod)
-	c = NewClaim(m.UserID, key, SortKey(mustDate(m.Date), m.ID), now)
+	c := NewClaim(m.UserID, key, SortKey(mustDate(m.Date), m.ID), digest, now)
 	other, err := h.store.Claim(ctx, c)
 	wait, cancel := context.WithTimeout(ctx, claimWait)
 	defer cancel()
@@ -305,24 +372,31 @@ func (h *Handler) claim(ctx context.Context, key string, m *Meal, now time.Time)
 	for {
 		switch {
 		case err == nil:
-			return "", c, adopt(m, c.MealSK)
+			return nil, c, adopt(m, c.MealSK)
 		case !errors.Is(err, ErrClaimed):
-			return "", nil, err
+			return nil, nil, err
+		}
+		// Its row may be written, its claim not yet marked done (or
+		// never: a lost answer, a crash in between).
+		var found bool
+		found, err = h.written(ctx, other)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case !other.sameRequest(digest):
+			reused := &keyReused{}
+			if found {
+				reused.sk = other.MealSK
+			}
+			return nil, nil, reused
+		case found:
+			if !other.Done {
+				h.settle(ctx, other, nil) // marked done for the next repeat
+			}
+			return &prior{sk: other.MealSK}, nil, nil
 		case other.Done:
-			return other.MealSK, nil, nil
-		}
-		// Its row may be written, its claim not yet marked (or never:
-		// a lost answer, a crash in between).
-		d, id, perr := ParseSortKey(other.MealSK)
-		if perr != nil {
-			return "", nil, fmt.Errorf("meal: claim %q: %w", other.SK, perr)
-		}
-		if _, gerr := h.store.Get(ctx, m.UserID, d, id); gerr == nil {
-			return other.MealSK, nil, nil
-		} else if !errors.Is(gerr, ErrNotFound) {
-			return "", nil, gerr
-		}
-		if other.Stale(h.now()) {
+			return &prior{sk: other.MealSK, gone: true}, nil, nil
+		case other.Stale(h.now()):
 			c.MealSK = other.MealSK
 			other, err = h.store.TakeOver(ctx, other, c)
 			continue
@@ -330,9 +404,9 @@ func (h *Handler) claim(ctx context.Context, key string, m *Meal, now time.Time)
 		select {
 		case <-wait.Done():
 			if ctx.Err() != nil {
-				return "", nil, ctx.Err()
+				return nil, nil, ctx.Err()
 			}
-			return "", nil, errBeingSaved
+			return nil, nil, errBeingSaved
 		case <-tick.C:
 		}
 		other, err = h.store.GetClaim(ctx, m.UserID, key)
@@ -343,6 +417,19 @@ func (h *Handler) claim(ctx context.Context, key string, m *Meal, now time.Time)
 			err = ErrClaimed
 		}
 	}
+}
+
+// written reports whether the meal row c creates is there.
+func (h *Handler) written(ctx context.Context, c *Claim) (bool, error) {
+	d, id, err := ParseSortKey(c.MealSK)
+	if err != nil {
+		return false, fmt.Errorf("meal: claim %q: %w", c.SK, err)
+	}
+	_, err = h.store.Get(ctx, c.UserID, d, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // adopt sets m's date, time and ID to those of the meal sort key sk.
@@ -378,8 +465,52 @@ func (h *Handler) settle(ctx context.Context, c *Claim, err error) {
 	}
 }
 
+// IdemHeader is the response header that marks the refusal of a key used
+// before for other content (value IdemReused), so the offline outbox can
+// tell it from a form it should fix: it keeps the meal as refused under a
+// key of its own, sent again only when the person says so.
+const (
+	IdemHeader = "X-Ndiro-Idem"
+	IdemReused = "reused"
+)
+
+// MsgKeyReused is the form's message for a meal sent under a key that
+// created another meal (keyReused).
+const MsgKeyReused = "A different meal was already sent under this one's upload key (from another window, or an earlier try that was changed since), so this one was not saved. Check your diary; to add this one too, save it again."
+
+// MsgSavedThenGone is the flash of a repeat whose meal was saved and is
+// gone since: it is not saved again.
+const MsgSavedThenGone = "This meal was saved before and has since been deleted or moved, so it was not saved again."
+
 // mealLinkSK is mealLink for the meal at sort key sk.
 func mealLinkSK(sk string) string {
 	d, id, _ := ParseSortKey(sk)
 	return "/meals?month=" + d.Month().String() + "#meal-" + id
+}
+
+// monthLinkSK is the month page of the meal at sort key sk.
+func monthLinkSK(sk string) string {
+	d, _, _ := ParseSortKey(sk)
+	return "/meals?month=" + d.Month().String()
+}
+
+// reused answers a request refused for a key used before for other
+// content (err): the form again (422, IdemHeader set) with everything as
+// typed, the photo kept, a new key, so that saving it again adds it as
+// another meal, and a link to the meal the key made, if there is one.
+func (h *Handler) reused(w http.ResponseWriter, r *http.Request, err *keyReused, p *formPage, up *upload) error {
+	if kerr := h.keep(r, &p.Form, up); kerr != nil {
+		return kerr
+	}
+	p.Kept = up.pending
+	p.Form.Idem = token.New()
+	if p.Form.Errors == nil {
+		p.Form.Errors = map[string]string{}
+	}
+	p.Form.Errors["meal"] = MsgKeyReused
+	if err.sk != "" {
+		p.ReusedURL = mealLinkSK(err.sk)
+	}
+	w.Header().Set(IdemHeader, IdemReused)
+	return h.renderForm(w, r, http.StatusUnprocessableEntity, p)
 }

@@ -18,7 +18,6 @@ import (
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
-	"ndiro/internal/web"
 )
 
 const idemKey = "k3y-of-the-outbox_0123456789"
@@ -102,7 +101,7 @@ func objectState(t *testing.T, app *apptest.App) map[string]string {
 }
 
 // TestRepeatedKeyAfterLostAnswer: the outbox sends a meal, the answer is
-// lost, it sends it again (another photo even, and the page script's
+// lost, it sends it again (as a form, and with the page script's
 // header): the repeat answers with the first meal, and the first meal's
 // photo is untouched. The claim's own write, its answer lost and sent
 // again by the SDK, is no repeat.
@@ -124,14 +123,11 @@ func TestRepeatedKeyAfterLostAnswer(t *testing.T) {
 	before := objectState(t, app)
 
 	// Sent again, as a form and as the page script sends it.
-	again := upload(c, "/meals", "other.jpg", otherPhoto(t), "idem", idemKey, "time", "07:15", "notes", "porridge")
+	again := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "idem", idemKey, "time", "07:15", "notes", "porridge")
 	if again.StatusCode != http.StatusSeeOther || again.Location() != first.Location() {
 		t.Errorf("repeat = %d to %q, want 303 to the first meal %q", again.StatusCode, again.Location(), first.Location())
 	}
-	req, _ := http.NewRequest(http.MethodPost, app.URL+"/meals", strings.NewReader(mealForm("idem", idemKey, "time", "07:15", "notes", "porridge").Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set(web.ScriptedHeader, "1")
-	scripted := c.Do(req)
+	scripted := c.Do(scriptedUpload(t, app, "1", apptest.Photo(t, "small.jpg"), "idem", idemKey, "time", "07:15", "notes", "porridge"))
 	var out struct{ Location string }
 	if err := json.Unmarshal([]byte(scripted.Body), &out); err != nil || scripted.StatusCode != http.StatusOK || out.Location != first.Location() {
 		t.Errorf("scripted repeat = %d %q, want 200 {location: %q}", scripted.StatusCode, scripted.Body, first.Location())
@@ -190,7 +186,7 @@ func TestConcurrentKeyCreatesOneMeal(t *testing.T) {
 		firstDone <- upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "idem", idemKey)
 	}()
 	<-held
-	second := upload(c, "/meals", "other.jpg", otherPhoto(t), "idem", idemKey)
+	second := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "idem", idemKey)
 	if second.StatusCode != http.StatusConflict || !strings.Contains(second.Text("main"), "already being saved") {
 		t.Errorf("second while the first is at work = %d %q, want 409 already being saved", second.StatusCode, second.Text("main"))
 	}
@@ -199,7 +195,7 @@ func TestConcurrentKeyCreatesOneMeal(t *testing.T) {
 	if first.StatusCode != http.StatusSeeOther {
 		t.Fatalf("first = %d; %s", first.StatusCode, first.Text("main"))
 	}
-	retry := upload(c, "/meals", "other.jpg", otherPhoto(t), "idem", idemKey)
+	retry := upload(c, "/meals", "small.jpg", apptest.Photo(t, "small.jpg"), "idem", idemKey)
 	if retry.StatusCode != http.StatusSeeOther || retry.Location() != first.Location() {
 		t.Errorf("retry = %d to %q, want the first meal %q", retry.StatusCode, retry.Location(), first.Location())
 	}
@@ -249,7 +245,7 @@ func TestStaleClaimTakenOver(t *testing.T) {
 	t.Parallel()
 	app, c := signedIn(t)
 	owner := localenv.Subject(admin)
-	dead := meal.NewClaim(owner, idemKey, "2026-09-01#123000-abcdef", app.Clock.Now())
+	dead := meal.NewClaim(owner, idemKey, "2026-09-01#123000-abcdef", "", app.Clock.Now())
 	if _, err := app.Meals.Claim(context.Background(), dead); err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +357,7 @@ func TestLateRowOfDeadAttempt(t *testing.T) {
 	app, c, f := faulty(t)
 	owner := localenv.Subject(admin)
 	ctx := context.Background()
-	dead := meal.NewClaim(owner, idemKey, "2026-09-01#123000-abcdef", app.Clock.Now())
+	dead := meal.NewClaim(owner, idemKey, "2026-09-01#123000-abcdef", "", app.Clock.Now())
 	if _, err := app.Meals.Claim(ctx, dead); err != nil {
 		t.Fatal(err)
 	}

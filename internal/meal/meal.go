@@ -74,7 +74,8 @@ type Meal struct {
 	// Version counts writes, from 1; Update is conditional on it.
 	Version int64 `dynamodbav:"version" json:"-"`
 	// Comments are what share recipients wrote about the meal, by comment
-	// ID (the map attribute comments; at most MaxComments). They are
+	// ID (the map attribute comments; at most MaxLinkComments of each
+	// link, MaxComments in all). They are
 	// written by AddComment and DeleteComment only; every other write
 	// carries them over as they are (Update merges newer ones in).
 	Comments map[string]Comment `dynamodbav:"comments,omitempty" json:"-"`

@@ -1,8 +1,11 @@
 package meal
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -61,6 +64,13 @@ func (h *Handler) readUpload(w http.ResponseWriter, r *http.Request, f *Form, no
 			if err != nil {
 				return up, err
 			}
+			if f.Idem != "" {
+				up.sum, err = sum(file, fh.Size)
+				if err != nil {
+					file.Close()
+					return up, err
+				}
+			}
 			proc, err := h.pipeline.ProcessAt(r.Context(), file, fh.Size)
 			file.Close()
 			if errors.Is(err, photo.ErrBusy) {
@@ -90,8 +100,17 @@ func (h *Handler) readUpload(w http.ResponseWriter, r *http.Request, f *Form, no
 	if err != nil {
 		return up, err
 	}
-	up.pending = p
+	up.pending, up.sum = p, p.Sum
 	return up, nil
+}
+
+// sum returns the hex SHA-256 of the size bytes of src.
+func sum(src io.ReaderAt, size int64) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(src, 0, size)); err != nil {
+		return "", fmt.Errorf("meal: read upload: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // msgPendingGone is the form's photo message for a kept upload that has
@@ -119,12 +138,12 @@ func (h *Handler) keep(r *http.Request, f *Form, up *upload) error {
 	if up.proc == nil {
 		return nil
 	}
-	tok, err := h.photos.KeepPending(r.Context(), user.ID(r.Context()), up.proc)
+	tok, err := h.photos.KeepPending(r.Context(), user.ID(r.Context()), up.proc, up.sum)
 	if err != nil {
 		return err
 	}
 	f.Pending = tok
-	up.pending = &photo.Pending{Token: tok, Width: up.proc.Width, Height: up.proc.Height, ThumbWidth: up.proc.ThumbWidth, ThumbHeight: up.proc.ThumbHeight, Taken: up.proc.Taken}
+	up.pending = &photo.Pending{Token: tok, Width: up.proc.Width, Height: up.proc.Height, ThumbWidth: up.proc.ThumbWidth, ThumbHeight: up.proc.ThumbHeight, Taken: up.proc.Taken, Sum: up.sum}
 	up.proc = nil
 	return nil
 }

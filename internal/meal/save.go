@@ -80,6 +80,10 @@ type upload struct {
 	// taken overrides the photo's own capture time when it has none (the
 	// browser downscaled it, dropping EXIF, and sent the time apart).
 	taken time.Time
+	// sum is the hex SHA-256 of the photo's bytes as sent, kept with it
+	// as a pending upload (requestDigest's photoSum); "" when the form
+	// has no idempotency key, or for no photo.
+	sum string
 }
 
 func (u upload) present() bool { return u.proc != nil || u.pending != nil }

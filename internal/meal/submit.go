@@ -69,6 +69,10 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		}
 		return h.renderForm(w, r, http.StatusUnprocessableEntity, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == "", Kept: up.pending})
 	}
+	digest := ""
+	if idem != "" {
+		digest = requestDigest(&m, &f, up.sum)
+	}
 	// Date and time left as the form showed them: the photo says when.
 	byPhoto := fileByPhoto(&f, &m, up.takenAt(), today)
 	m.UserID, m.CreatedAt, m.UpdatedAt = u.ID, now.UTC(), now.UTC()
@@ -76,13 +80,19 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	if idem != "" {
 		// Claimed before any photo object is written: a repeat of the
 		// key gets the first meal, whose photo it never touches.
-		first, c, err := h.claim(ctx, idem, &m, now)
-		if err != nil {
+		first, c, err := h.claim(ctx, idem, digest, &m, now)
+		var reused *keyReused
+		switch {
+		case errors.As(err, &reused):
+			return h.reused(w, r, reused, &formPage{Form: f, Action: "/meals", AskTZ: u.TimeZone == ""}, &up)
+		case err != nil:
 			return err
-		}
-		if first != "" {
+		case first != nil && first.gone:
 			h.w.done(ctx, u.ID, up)
-			return finish(w, r, mealLinkSK(first), savedFlash(r))
+			return finish(w, r, monthLinkSK(first.sk), MsgSavedThenGone)
+		case first != nil:
+			h.w.done(ctx, u.ID, up)
+			return finish(w, r, mealLinkSK(first.sk), savedFlash(r))
 		}
 		claim = c
 	}

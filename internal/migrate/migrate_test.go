@@ -175,7 +175,7 @@ func writeSeed(t testing.TB, dir string) seeded {
 	if _, err := app.Users.MarkDeleting(ctx, s.gone, "shares", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.Meals.Claim(ctx, meal.NewClaim(s.friend, "offline-key-1", "", time.Now())); err != nil {
+	if _, err := app.Meals.Claim(ctx, meal.NewClaim(s.friend, "offline-key-1", "", "", time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	db, s3c := app.Env.DynamoDB, app.Env.S3

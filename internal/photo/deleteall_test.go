@@ -101,7 +101,7 @@ func TestPendingAnyUserID(t *testing.T) {
 	env, _ := apptest.Local(t)
 	store := photo.NewStore(env.S3, "test-photos")
 	for _, id := range []string{"a/b", "..", `a\b`} {
-		tok, err := store.KeepPending(ctx, id, &photo.Processed{Display: []byte("d"), Thumb: []byte("t"), Width: 4, Height: 3, ThumbWidth: 2, ThumbHeight: 1})
+		tok, err := store.KeepPending(ctx, id, &photo.Processed{Display: []byte("d"), Thumb: []byte("t"), Width: 4, Height: 3, ThumbWidth: 2, ThumbHeight: 1}, "")
 		if err != nil {
 			t.Fatalf("KeepPending(%q): %v", id, err)
 		}

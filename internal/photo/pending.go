@@ -33,6 +33,7 @@ const (
 	metaThumbWidth  = "thumb-w"
 	metaThumbHeight = "thumb-h"
 	metaTaken       = "taken"
+	metaSum         = "sha256"
 )
 
 // PendingKey returns the key of a pending upload's copy:
@@ -47,12 +48,16 @@ func PendingKey(userID, tok string, size Size) string {
 }
 
 // KeepPending stores both copies of p as a pending upload of userID and
-// returns its new token.
-func (s *Store) KeepPending(ctx context.Context, userID string, p *Processed) (string, error) {
+// returns its new token. sum, the hex SHA-256 of the bytes p was made
+// from ("" if not known), is kept with it (Pending.Sum).
+func (s *Store) KeepPending(ctx context.Context, userID string, p *Processed, sum string) (string, error) {
 	tok := token.New()
 	meta := map[string]string{
 		metaWidth: strconv.Itoa(p.Width), metaHeight: strconv.Itoa(p.Height),
 		metaThumbWidth: strconv.Itoa(p.ThumbWidth), metaThumbHeight: strconv.Itoa(p.ThumbHeight),
+	}
+	if sum != "" {
+		meta[metaSum] = sum
 	}
 	if !p.Taken.IsZero() {
 		meta[metaTaken] = p.Taken.Format("2006-01-02T15:04:05")
@@ -82,6 +87,9 @@ type Pending struct {
 	Token                                  string
 	Width, Height, ThumbWidth, ThumbHeight int
 	Taken                                  time.Time
+	// Sum is the hex SHA-256 of the upload's bytes as sent, as given to
+	// KeepPending; "" if none was.
+	Sum string
 }
 
 // LookPending returns the pending upload tok of userID, or ErrPendingGone
@@ -107,6 +115,7 @@ func (s *Store) LookPending(ctx context.Context, userID, tok string, now time.Ti
 			num := func(k string) int { n, _ := strconv.Atoi(metadata(out.Metadata, k)); return n }
 			p = &Pending{Token: tok, Width: num(metaWidth), Height: num(metaHeight), ThumbWidth: num(metaThumbWidth), ThumbHeight: num(metaThumbHeight)}
 			p.Taken, _ = time.Parse("2006-01-02T15:04:05", metadata(out.Metadata, metaTaken))
+			p.Sum = metadata(out.Metadata, metaSum)
 		}
 	}
 	if p.Width <= 0 || p.Height <= 0 || p.ThumbWidth <= 0 || p.ThumbHeight <= 0 {

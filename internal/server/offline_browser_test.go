@@ -2,11 +2,13 @@ package server_test
 
 import (
 	"context"
+	"encoding/base64"
 	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -460,5 +462,89 @@ func TestBrowserOutboxSignInAgain(t *testing.T) {
 	ms := mealsOf(t, app, email)
 	if len(ms) != 1 || ms[0].Notes != "after the session ended" || ms[0].Time != "13:30:00" || !ms[0].HasPhoto() {
 		t.Errorf("saved meals %+v, want the queued one once, with its photo", ms)
+	}
+}
+
+// TestBrowserOutboxKeyReused: a queued meal whose key the server already
+// took for another meal (a first try, then the entry changed) is refused
+// as such (422, X-Ndiro-Idem: reused), not taken for "being saved, try
+// later": the outbox keeps it with its photo, shows it refused with the
+// server's message, and sends it no more, not on the next visit either.
+// It now has a key of its own: Fix, then Save, adds it as another meal.
+func TestBrowserOutboxKeyReused(t *testing.T) {
+	apptest.NeedBrowser(t)
+	t.Parallel()
+	ctx := apptest.Browser(t, 390, 844, 8*time.Minute)
+	var posts atomic.Int32
+	app := apptest.New(t, apptest.Options{Wrap: func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && r.URL.Path == "/meals" {
+				posts.Add(1)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}})
+	const key = "key-of-the-first-try_012"
+	day := time.Now().AddDate(0, 0, -1).Format(time.DateOnly)
+	c := app.Client()
+	c.SignIn("admin@example.com")
+	first := c.PostMultipart("/meals", url.Values{"idem": {key}, "date": {day}, "time": {"12:30"}, "kind": {"lunch"}, "notes": {"first try"}})
+	if first.StatusCode != http.StatusSeeOther {
+		t.Fatalf("first = %d; %s", first.StatusCode, first.Text("main"))
+	}
+	photo := base64.StdEncoding.EncodeToString(apptest.Photo(t, "small.jpg"))
+	err := chromedp.Do(ctx, app.BrowserSignIn("admin@example.com"), chromedp.Navigate(app.URL+"/meals/new"),
+		chromedp.WaitVisible(chromedp.CSS(`form.meal-form`)),
+		poll(`!!window.NdiroOutbox`),
+		chromedp.Evaluate[chromedp.Void](`(async () => {
+			const bytes = Uint8Array.from(atob("`+photo+`"), c => c.charCodeAt(0));
+			await NdiroOutbox.put({id: "`+key+`", user: NdiroOutbox.user(), photo: new Blob([bytes], {type: "image/jpeg"}), photoName: "small.jpg",
+				fields: [["date", "`+day+`"], ["time", "12:30"], ["kind", "lunch"], ["notes", "changed since"]],
+				queuedAt: Date.now(), state: "waiting", message: ""});
+		})()`, chromedp.EvalAwaitPromise),
+		chromedp.Reload(),
+		poll(`(async () => {
+			const es = await NdiroOutbox.all();
+			const s = document.querySelector("#outbox .outbox-item.refused .outbox-state");
+			return es.length === 1 && es[0].state === "refused" && es[0].id !== "`+key+`" && es[0].photo && es[0].photo.size === `+strconv.Itoa(len(apptest.Photo(t, "small.jpg")))+` &&
+				s && s.textContent === "Not saved: `+meal.MsgKeyReused+`";
+		})()`),
+	)
+	if err != nil {
+		t.Fatalf("queued meal under a used key: %v", err)
+	}
+	sent := posts.Load()
+	// The next visit sends it no more: the page's flush is over once the
+	// badge is drawn after it.
+	err = chromedp.Do(ctx, chromedp.Reload(),
+		poll(`(async () => { await NdiroOutbox.flush(NdiroOutbox.user()); return document.querySelectorAll("#outbox .outbox-item.refused").length === 1; })()`))
+	if err != nil {
+		t.Fatalf("next visit: %v", err)
+	}
+	if n := posts.Load(); n != sent {
+		t.Errorf("the refused entry was sent %d more times", n-sent)
+	}
+	if ms := mealsOf(t, app, "admin@example.com"); len(ms) != 1 || ms[0].Notes != "first try" {
+		t.Fatalf("meals = %+v, want the first try alone", ms)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#outbox .outbox-fix`)),
+		chromedp.WaitVisible(chromedp.CSS(`#outbox-fix`)),
+		poll(`document.querySelector("#notes").value === "changed since" && document.querySelector("#photo").files.length === 1`),
+		chromedp.Click(chromedp.CSS(`form.meal-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+		poll(`(async () => (await NdiroOutbox.all()).length === 0)()`),
+	)
+	if err != nil {
+		t.Fatalf("fixed and saved: %v", err)
+	}
+	ms := mealsOf(t, app, "admin@example.com")
+	if len(ms) != 2 {
+		t.Fatalf("%d meals, want the first try and the fixed entry", len(ms))
+	}
+	for _, m := range ms {
+		if m.Notes == "changed since" && !m.HasPhoto() {
+			t.Errorf("fixed entry saved without its photo: %+v", m)
+		}
 	}
 }

@@ -132,8 +132,9 @@ func TestCommentsOutliveRevoke(t *testing.T) {
 
 // TestCommentRefusals: each kind of bad comment is answered 422 on the
 // meal's page with a message saying what to fix and the text shown again
-// cleaned and cut to the limit, and nothing written; a full meal is 422;
-// the link's allowance is 429 with Retry-After.
+// cleaned and cut to the limit, and nothing written; a meal holding the
+// link's meal.MaxLinkComments is 422 saying so; the link's allowance is
+// 429 with Retry-After.
 func TestCommentRefusals(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -177,8 +178,9 @@ func TestCommentRefusals(t *testing.T) {
 		t.Errorf("refused forms counted %d new comments", sh.NewComments)
 	}
 
-	// Fill the meal (the allowance refilled each time), then one more.
-	for i := range meal.MaxComments {
+	// Fill the link's share of the meal (the allowance refilled each
+	// time), then one more.
+	for i := range meal.MaxLinkComments {
 		app.Clock.Advance(share.CommentEvery)
 		if resp := anon.PostForm(path, url.Values{"text": {fmt.Sprint("note ", i)}}); resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("comment %d = %d", i+1, resp.StatusCode)
@@ -186,28 +188,29 @@ func TestCommentRefusals(t *testing.T) {
 	}
 	app.Clock.Advance(share.CommentEvery)
 	full := anon.PostForm(path, url.Values{"text": {"one too many"}})
-	if full.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(full.Text("#text-err"), "the most it takes") {
-		t.Errorf("a comment on a full meal = %d %q, want 422 saying it is full", full.StatusCode, full.Text("#text-err"))
+	if want := fmt.Sprintf("You have left %d comments on this meal, the most one link may leave.", meal.MaxLinkComments); full.StatusCode != http.StatusUnprocessableEntity || full.Text("#text-err") != want {
+		t.Errorf("a comment past the link's share = %d %q, want 422 %q", full.StatusCode, full.Text("#text-err"), want)
 	}
-	if n := stored(); n != meal.MaxComments {
-		t.Errorf("%d comments stored, want %d", n, meal.MaxComments)
+	if n := stored(); n != meal.MaxLinkComments {
+		t.Errorf("%d comments stored, want %d", n, meal.MaxLinkComments)
 	}
-	if sh, _ := app.Shares.Get(context.Background(), w.commenting); sh.NewComments != meal.MaxComments {
-		t.Errorf("new comments = %d, want %d (the refused one taken back)", sh.NewComments, meal.MaxComments)
+	if sh, _ := app.Shares.Get(context.Background(), w.commenting); sh.NewComments != meal.MaxLinkComments {
+		t.Errorf("new comments = %d, want %d (the refused one taken back)", sh.NewComments, meal.MaxLinkComments)
 	}
-	if got := anon.Get(mealPath(w.commenting, w.inRange)).Doc(); got.Find("form.comment-form").Length() != 0 {
-		t.Error("a full meal still offers the comment form")
+	if got := anon.Get(mealPath(w.commenting, w.inRange)).Doc(); got.Find("form.comment-form").Length() != 0 || got.Find("#comments .notice").Text() != "You have left the most comments one link may leave on this meal." {
+		t.Errorf("a meal full for the link offers the form, or says %q", got.Find("#comments .notice").Text())
 	}
 
-	// The allowance: CommentBurst at once, then 429.
+	// The allowance: CommentBurst at once, then 429 (past the link's
+	// share of each meal, 422).
 	other := addMeal(t, app, w.owner, ownerEmail, "2026-09-04", "09:00", "breakfast", jpegOf(t, 64, 48, color.RGBA{9, 9, 9, 255}))
 	app.Clock.Advance(share.CommentBurst * share.CommentEvery)
 	codes := map[int]int{}
 	for range share.CommentBurst + 1 {
 		codes[anon.PostForm(mealPath(w.commenting, other)+"/comments", url.Values{"text": {"x"}}).StatusCode]++
 	}
-	if codes[http.StatusSeeOther] != share.CommentBurst || codes[http.StatusTooManyRequests] != 1 {
-		t.Errorf("statuses of %d comments at once = %v, want %d × 303 and one 429", share.CommentBurst+1, codes, share.CommentBurst)
+	if codes[http.StatusSeeOther] != meal.MaxLinkComments || codes[http.StatusUnprocessableEntity] != share.CommentBurst-meal.MaxLinkComments || codes[http.StatusTooManyRequests] != 1 {
+		t.Errorf("statuses of %d comments at once = %v, want %d × 303, %d × 422 and one 429", share.CommentBurst+1, codes, meal.MaxLinkComments, share.CommentBurst-meal.MaxLinkComments)
 	}
 	resp := anon.PostForm(mealPath(w.commenting, other)+"/comments", url.Values{"text": {"x"}})
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
@@ -257,5 +260,37 @@ func TestNewCommentCount(t *testing.T) {
 	post("four")
 	if got := count(); got != "1 new comment" {
 		t.Errorf("after one more /shares says %q, want 1 new comment", got)
+	}
+}
+
+// TestOneLinkCannotSilenceAnother: a link that left the most comments it
+// may on a meal does not stop another link's recipient, who is told
+// nothing of the first link's comments; each link's share is its own.
+func TestOneLinkCannotSilenceAnother(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	app := w.app
+	second := createShare(t, w.owner, shareForm("label", "Coach Lee", "comments", "1"))
+	anon := app.Client()
+	for i := range meal.MaxLinkComments + 1 {
+		app.Clock.Advance(share.CommentEvery)
+		anon.PostForm(mealPath(w.commenting, w.inRange)+"/comments", url.Values{"text": {fmt.Sprint("first link ", i)}})
+	}
+	page := anon.Get(mealPath(second, w.inRange))
+	if page.Doc().Find("form.comment-form").Length() != 1 || strings.Contains(page.Body, "first link") || strings.Contains(page.Text("main"), "most") {
+		t.Fatalf("the second link's page after the first filled its share: form %d, %q", page.Doc().Find("form.comment-form").Length(), page.Text("#comments"))
+	}
+	for i := range meal.MaxLinkComments {
+		app.Clock.Advance(share.CommentEvery)
+		if resp := anon.PostForm(mealPath(second, w.inRange)+"/comments", url.Values{"text": {fmt.Sprint("second link ", i)}}); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("second link's comment %d = %d %q, want 303", i+1, resp.StatusCode, resp.Text("#text-err"))
+		}
+	}
+	m, err := app.Meals.Get(context.Background(), w.inRange.UserID, mustDate(t, w.inRange.Date), w.inRange.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := len(m.CommentsFrom(share.ID(w.commenting))), len(m.CommentsFrom(share.ID(second))); a != meal.MaxLinkComments || b != meal.MaxLinkComments {
+		t.Errorf("comments stored: %d and %d, want %d from each link", a, b, meal.MaxLinkComments)
 	}
 }

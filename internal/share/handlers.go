@@ -52,6 +52,9 @@ type Handler struct {
 	misses      *limit.Limiter // unknown tokens, per client address
 	photoReads  *limit.Limiter // photo reads, per share token
 	comments    *limit.Limiter // comments and reviewed marks, per share token
+	// linkLocks orders the making of links taking comments per owner
+	// (crowded).
+	linkLocks ownerLocks
 }
 
 // Deps are the Handler's collaborators.
@@ -178,7 +181,9 @@ func (h *Handler) renderList(w http.ResponseWriter, r *http.Request, status int,
 
 // Create is POST /shares: it makes a link from the form and shows the
 // list, where it can be copied. A bad form re-renders with 422, the input
-// kept and a message per field, and writes nothing.
+// kept and a message per field, and writes nothing; so does a link taking
+// comments over days where meal.MaxCommentLinks links take them already
+// (crowded), its message naming them.
 func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return web.BadRequest("The form could not be read.")
@@ -193,9 +198,23 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) error {
 		Numbers:  r.PostForm.Get("numbers"),
 		Comments: r.PostForm.Get("comments"),
 	}
-	sh, ok := f.Parse(u.ID, h.now())
+	now := h.now()
+	sh, ok := f.Parse(u.ID, now)
 	if !ok {
 		return h.renderList(w, r, http.StatusUnprocessableEntity, f)
+	}
+	if sh.Comments {
+		unlock := h.linkLocks.lock(u.ID)
+		defer unlock()
+		from, to := sh.Range()
+		c, err := h.crowded(r.Context(), u.ID, from, to, now)
+		if err != nil {
+			return err
+		}
+		if c != nil {
+			f.Errors["comments"] = c.message()
+			return h.renderList(w, r, http.StatusUnprocessableEntity, f)
+		}
 	}
 	created, err := h.store.Create(r.Context(), sh)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 
 // Comments through a link are limited per link: CommentBurst at once,
 // then one every CommentEvery, so a leaked link cannot fill the owner's
-// meals (each also holds at most meal.MaxComments).
+// meals (each also holds at most meal.MaxLinkComments of one link's).
 const (
 	CommentBurst = 20
 	CommentEvery = 30 * time.Second
@@ -55,7 +55,8 @@ type mealPage struct {
 	WeekText string
 	// Comments are this link's comments on the meal, oldest first.
 	Comments []ownComment
-	// Action is the comment form's; Full says the meal takes no more.
+	// Action is the comment form's; Full says the link left the most
+	// comments it may on the meal (meal.MaxLinkComments).
 	Action string
 	Full   bool
 	// Text and Err are the form as sent back with 422.
@@ -137,7 +138,7 @@ func (h *Handler) renderMeal(w http.ResponseWriter, r *http.Request, status int,
 		WeekURL:    "/s/" + sh.Token + "?from=" + pageStart(from, d).String() + "#week-" + ws.String(),
 		WeekText:   rangeText(ws, we),
 		Action:     "/s/" + sh.Token + "/meals/" + red.Date + "/" + red.ID + "/comments",
-		Full:       len(m.Comments) >= meal.MaxComments,
+		Full:       len(m.CommentsFrom(ID(sh.Token))) >= meal.MaxLinkComments,
 		Text:       txt,
 		Err:        msg,
 		Max:        meal.MaxCommentText,
@@ -177,6 +178,11 @@ func capitalise(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
+// msgLinkFull refuses a comment past meal.MaxLinkComments on one meal. It
+// speaks of the recipient's own comments only: other links' are never
+// told to them.
+var msgLinkFull = fmt.Sprintf("You have left %d comments on this meal, the most one link may leave.", meal.MaxLinkComments)
+
 var errNoComments = &web.Error{Status: http.StatusForbidden, Title: "Comments are off",
 	Msg: "The person who shared this diary did not turn on comments for this link.", Unlisted: true}
 
@@ -210,8 +216,9 @@ func commentText(raw string) (clean, msg, again string) {
 // message and the text kept, cleaned). Then the share item counts the
 // comment (Store.CountComment, conditional on the link still taking
 // comments: a revoke or expiry at that moment refuses it), and the meal
-// item takes it (meal.Store.AddComment; a meal gone is 404, a full one
-// 422, and either takes the count back). The comment carries the link's
+// item takes it (meal.Store.AddComment; a meal gone is 404; one holding
+// the link's meal.MaxLinkComments, or with no room, 422; each takes the
+// count back). The comment carries the link's
 // ID and a copy of its label, never the token. No cookie, no session.
 func (h *Handler) Comment(w http.ResponseWriter, r *http.Request) error {
 	sh, owner, err := h.open(w, r)
@@ -254,7 +261,9 @@ func (h *Handler) Comment(w http.ResponseWriter, r *http.Request) error {
 		e := *errNoMeal
 		return backTo(sh, &e)
 	case errors.Is(err, meal.ErrCommentsFull):
-		return h.renderMeal(w, r, http.StatusUnprocessableEntity, sh, owner, d, id, again, fmt.Sprintf("This meal has %d comments, the most it takes.", meal.MaxComments))
+		return h.renderMeal(w, r, http.StatusUnprocessableEntity, sh, owner, d, id, again, msgLinkFull)
+	case errors.Is(err, meal.ErrNoRoom):
+		return h.renderMeal(w, r, http.StatusUnprocessableEntity, sh, owner, d, id, again, "This meal takes no more comments.")
 	case err != nil:
 		return err
 	}
