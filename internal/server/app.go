@@ -75,6 +75,11 @@ type Backends struct {
 	// local mode's journal count into it too. nil makes one of its own
 	// (App.Metrics), counting the app's requests and figures only.
 	Metrics *metrics.Metrics
+	// SignIn, if set, is local mode's stand-in sign-in for browsers
+	// (localenv.Env.SignIn), served on the app's own routes under
+	// localenv.SignInPath; nil in server and AWS mode, whose provider is
+	// elsewhere.
+	SignIn http.Handler
 }
 
 // leaseHealth is /readyz's lease check: LeaseHealth, else Lease.Err,
@@ -389,6 +394,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		WriteHealth: b.WriteHealth,
 		Ready:       ready,
 		Metrics:     mx,
+		SignIn:      b.SignIn,
 	})
 	if err != nil {
 		return nil, err

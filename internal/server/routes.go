@@ -16,6 +16,7 @@ import (
 	"ndiro/internal/admin"
 	"ndiro/internal/auth"
 	"ndiro/internal/invite"
+	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
 	"ndiro/internal/metrics"
 	"ndiro/internal/share"
@@ -45,6 +46,9 @@ type Deps struct {
 	// Metrics, if set, counts every request by route pattern
 	// (ndiro_http_requests_total, ndiro_http_request_duration_seconds).
 	Metrics *metrics.Metrics
+	// SignIn, if set, answers every request under localenv.SignInPath:
+	// local mode's stand-in sign-in (Backends.SignIn).
+	SignIn http.Handler
 }
 
 // ServiceWorkerPath is where the service worker (static/sw.js) is served
@@ -195,6 +199,13 @@ func pages(d Deps, requests *metrics.Requests) *chi.Mux {
 	// app, revalidated on every update check (no digest in its URL:
 	// Static serves it no-cache); pages register it by this path.
 	r.Get(ServiceWorkerPath, serviceWorker(d.Static))
+	// Local mode's stand-in sign-in provider (its page and every
+	// endpoint; the app's own token exchange reaches it in the process):
+	// another party to the sign-in, so no session; it answers this
+	// machine's browsers only. Absent in server and AWS mode.
+	if d.SignIn != nil {
+		r.Handle(localenv.SignInPath+"/*", d.SignIn)
+	}
 
 	// Share recipients: no session, no sign-in; the token is the only
 	// credential. Every response, refusals included, carries no-referrer
