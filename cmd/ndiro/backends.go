@@ -48,14 +48,17 @@ func (m *Main) backends(ctx context.Context) (server.Backends, error) {
 // through the configured provider (provider), as AWS mode does.
 func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *storage.Bounds) (server.Backends, error) {
 	standIn := m.cfg.Mode == config.ModeLocal
+	signIn := "" // server mode: none
+	if standIn {
+		signIn = m.cfg.BaseURL
+	}
 	loaded := m.roomForTables()
 	env, err := localenv.Start(ctx, localenv.Options{
 		DataDir: m.cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: m.log,
 		DynamoOptions: []func(*dynamodb.Options){bounds.DynamoDB, m.metrics.DynamoDB},
 		S3Options:     []func(*s3.Options){bounds.S3, m.metrics.S3},
 		ObserveSync:   m.metrics.ObserveSync,
-		Origin:        m.cfg.BaseURL,
-		NoSignIn:      !standIn,
+		SignInOrigin:  signIn,
 	})
 	if err != nil {
 		return server.Backends{}, err

@@ -53,7 +53,7 @@ func backupDataDir(t *testing.T) (string, func(string) string, []meal.Meal) {
 	}
 	ctx := context.Background()
 	tables := dynamo.NewTables(cfg.TablePrefix)
-	le, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Tables: tables, Bucket: localBucket, NoSignIn: true})
+	le, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Tables: tables, Bucket: localBucket})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestBackupRefuses(t *testing.T) {
 	}
 	// An ndiro running on the data dir holds its lock.
 	cfg, _ := config.Load(getenv)
-	le, err := localenv.Start(context.Background(), localenv.Options{DataDir: dir, Tables: dynamo.NewTables(cfg.TablePrefix), Bucket: localBucket, NoSignIn: true})
+	le, err := localenv.Start(context.Background(), localenv.Options{DataDir: dir, Tables: dynamo.NewTables(cfg.TablePrefix), Bucket: localBucket})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestBackupRefuses(t *testing.T) {
 // a gone account's objects there.
 func TestBackupToS3(t *testing.T) {
 	_, getenv, ms := backupDataDir(t)
-	dst, err := localenv.Start(context.Background(), localenv.Options{Tables: dynamo.NewTables("dst-"), Bucket: "backups", NoSignIn: true})
+	dst, err := localenv.Start(context.Background(), localenv.Options{Tables: dynamo.NewTables("dst-"), Bucket: "backups"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -146,7 +146,7 @@ func New(t testing.TB, opts ...Options) *App {
 	}
 	le, tables, stopLocal := local(t, dynamoOpts, s3Opts, o.DataDir, func(lo *localenv.Options) {
 		lo.ObserveSync = mx.ObserveSync
-		lo.Origin, lo.NoSignIn = cfg.BaseURL, false
+		lo.SignInOrigin = cfg.BaseURL
 		if o.Local != nil {
 			o.Local(lo)
 		}

@@ -59,7 +59,6 @@ func local(t testing.TB, dynamoOpts []func(*dynamodb.Options), s3Opts []func(*s3
 		DynamoOptions:  dynamoOpts,
 		S3Options:      s3Opts,
 		DynamoEndpoint: endpoint,
-		NoSignIn:       true,
 	}
 	if mod != nil {
 		mod(&opts)

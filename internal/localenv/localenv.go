@@ -62,15 +62,13 @@ type Options struct {
 	// S3Options are applied to the S3 client after the local settings
 	// (tests inject failures).
 	S3Options []func(*s3.Options)
-	// Origin is the app's origin (config.Config.BaseURL, e.g.
-	// "http://127.0.0.1:8080"): the stand-in sign-in's issuer is Origin +
-	// SignInPath, where the app serves Env.SignIn. Required unless
-	// NoSignIn.
-	Origin string
-	// NoSignIn leaves the stand-in sign-in out (Env.OIDC is nil): server
-	// mode signs people in through a real provider, and nothing in the
-	// process may answer as one.
-	NoSignIn bool
+	// SignInOrigin, if set, starts the stand-in sign-in for the app at
+	// that origin (config.Config.BaseURL, e.g. "http://127.0.0.1:8080"):
+	// its issuer is SignInOrigin + SignInPath, where the app serves
+	// Env.SignIn. Empty leaves it out (Env.OIDC is nil): server mode signs
+	// people in through a real provider, and nothing in the process may
+	// answer as one.
+	SignInOrigin string
 	// DynamoEndpoint, if set, is the http:// URL of another
 	// DynamoDB-compatible server to use instead of the in-process emulator
 	// (tests run against dynalite this way). Nothing is persisted then;
@@ -99,12 +97,13 @@ type Env struct {
 	DynamoEndpoint Endpoint
 	S3Endpoint     Endpoint
 	// OIDC is the mock Google: Issuer(), ClientID and ClientSecret configure
-	// the app's sign-in, through SignInClient. Nil with Options.NoSignIn.
+	// the app's sign-in, through SignInClient. Nil without
+	// Options.SignInOrigin.
 	OIDC *mockoidc.MockOIDC
 	// SignIn is the stand-in's handler for browsers (its sign-in page and
 	// every provider endpoint), which the app serves under SignInPath: it
 	// answers this machine's browsers only (403 otherwise). Nil with
-	// Options.NoSignIn.
+	// Options.SignInOrigin.
 	SignIn http.Handler
 	// signIn is the sign-in page in front of OIDC; signInLn the
 	// stand-in's own listener, which SignInClient dials.
@@ -112,9 +111,9 @@ type Env struct {
 	signInLn *memnet.Listener
 	persist  *persister
 	servers  []*http.Server
-	bolt    *bolt.DB
-	s3      *stableBolt // nil without a data dir
-	log     *slog.Logger
+	bolt     *bolt.DB
+	s3       *stableBolt // nil without a data dir
+	log      *slog.Logger
 }
 
 // WriteHealth returns nil while local storage takes writes, and otherwise
@@ -232,8 +231,8 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	e.S3 = NewS3Client(e.S3Endpoint, opts.S3Options...)
 
 	// Google.
-	if !opts.NoSignIn {
-		if err := e.startOIDC(opts.Origin); err != nil {
+	if opts.SignInOrigin != "" {
+		if err := e.startOIDC(opts.SignInOrigin); err != nil {
 			return nil, err
 		}
 	}
@@ -300,7 +299,7 @@ func (e *Env) stop() error {
 		e.persist = nil
 	}
 	if e.OIDC != nil && e.OIDC.Server != nil {
-		if err := e.OIDC.Shutdown(); err != nil && first == nil {
+		if err := e.OIDC.Server.Close(); err != nil && first == nil {
 			first = err
 		}
 		e.OIDC = nil

@@ -116,7 +116,7 @@ func (e *Env) startOIDC(origin string) error {
 // stand-in with (discovery, keys, token exchange, userinfo): it reaches
 // the stand-in inside the process, whatever the issuer URL's host, with
 // a 10 s timeout and idle connections closed after IdleConnTimeout.
-// Nil with Options.NoSignIn.
+// Nil without Options.SignInOrigin.
 func (e *Env) SignInClient() *http.Client {
 	if e.signInLn == nil {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -59,7 +60,8 @@ func TestRefusedSignInLeavesNobodyQueued(t *testing.T) {
 // TestStandInAnswersThisMachineOnly: local mode's stand-in sign-in is
 // served by the app under SignInPath, its issuer the app's own origin,
 // and refuses (403) any request that is not from loopback, or that a
-// proxy passed on, whichever of its endpoints it asks for.
+// proxy passed on, whichever of its endpoints it asks for; it takes no
+// POST there.
 func TestStandInAnswersThisMachineOnly(t *testing.T) {
 	t.Parallel()
 	app := apptest.New(t)
@@ -95,6 +97,12 @@ func TestStandInAnswersThisMachineOnly(t *testing.T) {
 			}
 		}
 	}
+	// The token exchange is the app's, in the process: no browser posts
+	// to the stand-in through the app.
+	post := app.Client().PostForm(app.URL+"/oidc/token", url.Values{"grant_type": {"authorization_code"}, "code": {"x"}})
+	if post.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /oidc/token through the app = %d, want 405", post.StatusCode)
+	}
 	resp := app.Client().Get(app.URL + paths[0])
 	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Body, `"authorization_endpoint":"`+app.URL+`/oidc/authorize"`) {
 		t.Errorf("stand-in discovery from loopback at %s = %d %s, want 200 naming the app's own /oidc/authorize", app.URL, resp.StatusCode, resp.Body)
@@ -120,17 +128,17 @@ func TestSignInPageStyleAllowed(t *testing.T) {
 	}
 }
 
-// TestNoSignInServesNoStandIn: with NoSignIn (server mode) there is no
-// stand-in, and neither backend answers as one.
+// TestNoSignInServesNoStandIn: without SignInOrigin (server mode) there
+// is no stand-in, and neither backend answers as one.
 func TestNoSignInServesNoStandIn(t *testing.T) {
 	t.Parallel()
-	env, err := localenv.Start(context.Background(), localenv.Options{Tables: dynamo.NewTables("nosignin-"), Bucket: "photos", NoSignIn: true})
+	env, err := localenv.Start(context.Background(), localenv.Options{Tables: dynamo.NewTables("nosignin-"), Bucket: "photos"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer env.Close()
 	if env.OIDC != nil || env.SignIn != nil || env.SignInClient() != nil {
-		t.Fatalf("Start with NoSignIn started the stand-in at %s", env.OIDC.Issuer())
+		t.Fatalf("Start without SignInOrigin started the stand-in at %s", env.OIDC.Issuer())
 	}
 	for _, ep := range []localenv.Endpoint{env.DynamoEndpoint, env.S3Endpoint} {
 		c := &http.Client{Transport: &http.Transport{DialContext: ep.Dial}}
@@ -148,12 +156,13 @@ func TestNoSignInServesNoStandIn(t *testing.T) {
 	}
 }
 
-// TestStartWithoutOrigin: the stand-in needs the app's origin for its
-// issuer; without one Start refuses, saying what it needs.
-func TestStartWithoutOrigin(t *testing.T) {
+// TestStartWithBadOrigin: the stand-in's issuer is the app's origin +
+// SignInPath; given something else as the origin, Start refuses, saying
+// what it needs.
+func TestStartWithBadOrigin(t *testing.T) {
 	t.Parallel()
-	for _, origin := range []string{"", "127.0.0.1:8080", "http://127.0.0.1:8080/ndiro"} {
-		env, err := localenv.Start(context.Background(), localenv.Options{Tables: dynamo.NewTables("origin-"), Bucket: "photos", Origin: origin})
+	for _, origin := range []string{"127.0.0.1:8080", "http://127.0.0.1:8080/ndiro", "ftp://127.0.0.1", "http://"} {
+		env, err := localenv.Start(context.Background(), localenv.Options{Tables: dynamo.NewTables("origin-"), Bucket: "photos", SignInOrigin: origin})
 		if err == nil {
 			env.Close()
 			t.Errorf("Start with origin %q = nil error, want a refusal", origin)

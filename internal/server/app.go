@@ -76,7 +76,7 @@ type Backends struct {
 	// (App.Metrics), counting the app's requests and figures only.
 	Metrics *metrics.Metrics
 	// SignIn, if set, is local mode's stand-in sign-in for browsers
-	// (localenv.Env.SignIn), served on the app's own routes under
+	// (localenv.Env.SignIn), whose GETs the app serves under
 	// localenv.SignInPath; nil in server and AWS mode, whose provider is
 	// elsewhere.
 	SignIn http.Handler
