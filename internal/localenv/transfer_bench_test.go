@@ -3,10 +3,13 @@ package localenv_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"ndiro/internal/dynamo"
@@ -51,4 +54,38 @@ func BenchmarkPhotoGet(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkItemCall is one small DynamoDB call through the SDK client
+// to the embedded emulator (a conditional PutItem, a GetItem): the
+// round trip every page pays per storage call.
+func BenchmarkItemCall(b *testing.B) {
+	tables := dynamo.NewTables("call-")
+	env, err := localenv.Start(context.Background(), localenv.Options{Tables: tables, Bucket: "photos"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { env.Close() })
+	ctx := context.Background()
+	key := map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: "u1"}}
+	b.Run("put", func(b *testing.B) {
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			n++
+			item := map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: fmt.Sprintf("u%d", n)},
+				"email": &types.AttributeValueMemberS{Value: "ana@example.org"}}
+			if _, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tables.Users.Name), Item: item}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("get", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := env.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tables.Users.Name), Key: key}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
