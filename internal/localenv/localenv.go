@@ -101,9 +101,9 @@ type Env struct {
 	// Options.SignInOrigin.
 	OIDC *mockoidc.MockOIDC
 	// SignIn is the stand-in's handler for browsers (its sign-in page and
-	// every provider endpoint), which the app serves under SignInPath: it
-	// answers this machine's browsers only (403 otherwise). Nil with
-	// Options.SignInOrigin.
+	// the provider's endpoints), whose GETs the app serves under
+	// SignInPath: it answers this machine's browsers only (403 otherwise).
+	// Nil without Options.SignInOrigin.
 	SignIn http.Handler
 	// signIn is the sign-in page in front of OIDC; signInLn the
 	// stand-in's own listener, which SignInClient dials.
