@@ -3,16 +3,11 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,12 +163,12 @@ func seeShare(h *harness, c *apptest.Client, tok, date, mealID string) string {
 }
 
 // checkNoStandIn asks every TCP port the process listens on for an
-// OpenID discovery document: in server mode none may answer with one (the
-// process's own embedded DynamoDB and S3 listen on loopback too, the
-// stand-in sign-in must not). It fails if it finds no port at all.
+// OpenID discovery document: in server mode none may answer with one
+// (the stand-in sign-in of local mode is not served). It fails if it
+// finds no port at all.
 func checkNoStandIn(t *testing.T, p *process) {
 	t.Helper()
-	ports, err := listening(p.cmd.Process.Pid)
+	ports, err := apptest.Listening(p.cmd.Process.Pid)
 	if err != nil {
 		t.Fatalf("listening sockets of ndiro: %v", err)
 	}
@@ -197,64 +192,4 @@ func checkNoStandIn(t *testing.T, p *process) {
 			}
 		}
 	}
-}
-
-// listening returns the host:port of every IPv4 and IPv6 TCP socket in
-// LISTEN state that process pid holds open, read from /proc (Linux).
-func listening(pid int) ([]string, error) {
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return nil, err
-	}
-	inodes := map[string]bool{}
-	for _, fd := range fds {
-		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-		if err == nil && strings.HasPrefix(target, "socket:[") {
-			inodes[strings.TrimSuffix(strings.TrimPrefix(target, "socket:["), "]")] = true
-		}
-	}
-	var addrs []string
-	for _, table := range []string{"tcp", "tcp6"} {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table))
-		if err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Scan() // the header
-		for sc.Scan() {
-			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-			f := strings.Fields(sc.Text())
-			if len(f) < 10 || f[3] != "0A" || !inodes[f[9]] {
-				continue
-			}
-			addr, err := procAddr(f[1])
-			if err != nil {
-				return nil, err
-			}
-			addrs = append(addrs, addr)
-		}
-	}
-	return addrs, nil
-}
-
-// procAddr turns /proc/net/tcp's "0100007F:1F90" (the address in host
-// byte order, 32-bit words, then the port in hex) into "127.0.0.1:8080".
-func procAddr(s string) (string, error) {
-	hexIP, hexPort, ok := strings.Cut(s, ":")
-	port, err := strconv.ParseUint(hexPort, 16, 16)
-	if !ok || err != nil || len(hexIP)%8 != 0 {
-		return "", fmt.Errorf("bad socket address %q", s)
-	}
-	var ip net.IP
-	for i := 0; i < len(hexIP); i += 8 {
-		w, err := strconv.ParseUint(hexIP[i:i+8], 16, 32)
-		if err != nil {
-			return "", fmt.Errorf("bad socket address %q", s)
-		}
-		ip = append(ip, byte(w), byte(w>>8), byte(w>>16), byte(w>>24))
-	}
-	if ip.IsUnspecified() {
-		ip = net.IPv4(127, 0, 0, 1)
-	}
-	return net.JoinHostPort(ip.String(), strconv.Itoa(int(port))), nil
 }

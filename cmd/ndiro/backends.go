@@ -40,20 +40,25 @@ func (m *Main) backends(ctx context.Context) (server.Backends, error) {
 	return m.localBackends(ctx, tables, bounds)
 }
 
-// localBackends starts the embedded DynamoDB and S3 on NDIRO_DATA_DIR,
-// repairs what a crash between a photo and its meal left, and sweeps
-// expired pending uploads. Local mode signs in through the stand-in;
-// server mode starts none and signs in through the configured provider
-// (provider), as AWS mode does.
+// localBackends starts the embedded DynamoDB and S3 on NDIRO_DATA_DIR
+// (reached inside the process, on no port), repairs what a crash between
+// a photo and its meal left, and sweeps expired pending uploads. Local
+// mode signs in through the stand-in, which the app serves on its own
+// listener (localenv.SignInPath); server mode starts none and signs in
+// through the configured provider (provider), as AWS mode does.
 func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *storage.Bounds) (server.Backends, error) {
 	standIn := m.cfg.Mode == config.ModeLocal
+	signIn := "" // server mode: none
+	if standIn {
+		signIn = m.cfg.BaseURL
+	}
 	loaded := m.roomForTables()
 	env, err := localenv.Start(ctx, localenv.Options{
 		DataDir: m.cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: m.log,
 		DynamoOptions: []func(*dynamodb.Options){bounds.DynamoDB, m.metrics.DynamoDB},
 		S3Options:     []func(*s3.Options){bounds.S3, m.metrics.S3},
 		ObserveSync:   m.metrics.ObserveSync,
-		NoSignIn:      !standIn,
+		SignInOrigin:  signIn,
 	})
 	if err != nil {
 		return server.Backends{}, err
@@ -85,8 +90,9 @@ func (m *Main) localBackends(ctx context.Context, tables dynamo.Tables, bounds *
 			ClientID:     env.OIDC.ClientID,
 			ClientSecret: env.OIDC.ClientSecret,
 			RedirectURL:  m.cfg.BaseURL + "/auth/callback",
-			HTTPClient:   localenv.HTTPClient(),
+			HTTPClient:   env.SignInClient(),
 		}
+		b.SignIn = env.SignIn
 	}
 	return b, nil
 }

@@ -156,7 +156,7 @@ func openBackupSource(ctx context.Context, cfg config.Config, getenv func(string
 		return backupSource{}, nil, fmt.Errorf("ndiro backup: no ndiro data in %s (NDIRO_DATA_DIR): %w", cfg.DataDir, err)
 	}
 	env, err := localenv.Start(ctx, localenv.Options{
-		DataDir: cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: log, NoSignIn: true,
+		DataDir: cfg.DataDir, Tables: tables, Bucket: localBucket, Logger: log,
 		DynamoOptions: []func(*dynamodb.Options){bounds.DynamoDB},
 		S3Options:     []func(*s3.Options){bounds.S3},
 	})

@@ -55,7 +55,7 @@ func backupDataDir(t *testing.T) (string, func(string) string, []meal.Meal) {
 	}
 	ctx := context.Background()
 	tables := dynamo.NewTables(cfg.TablePrefix)
-	le, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Tables: tables, Bucket: localBucket, NoSignIn: true})
+	le, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Tables: tables, Bucket: localBucket})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestBackupRefuses(t *testing.T) {
 	}
 	// An ndiro running on the data dir holds its lock.
 	cfg, _ := config.Load(getenv)
-	le, err := localenv.Start(context.Background(), localenv.Options{DataDir: dir, Tables: dynamo.NewTables(cfg.TablePrefix), Bucket: localBucket, NoSignIn: true})
+	le, err := localenv.Start(context.Background(), localenv.Options{DataDir: dir, Tables: dynamo.NewTables(cfg.TablePrefix), Bucket: localBucket})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,20 +291,21 @@ func TestBackupRefuses(t *testing.T) {
 // a gone account's objects there.
 func TestBackupToS3(t *testing.T) {
 	_, getenv, ms := backupDataDir(t)
-	dst, err := localenv.Start(context.Background(), localenv.Options{Tables: dynamo.NewTables("dst-"), Bucket: "backups", NoSignIn: true})
+	dst, err := localenv.Start(context.Background(), localenv.Options{Tables: dynamo.NewTables("dst-"), Bucket: "backups"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dst.Close() })
+	s3URL := apptest.Expose(t, dst.S3Endpoint)
 	t.Setenv("AWS_ACCESS_KEY_ID", "local")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
 	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ENDPOINT_URL_S3", dst.S3Endpoint)
+	t.Setenv("AWS_ENDPOINT_URL_S3", s3URL)
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	env := func(k string) string {
 		if k == "AWS_ENDPOINT_URL_S3" {
-			return dst.S3Endpoint
+			return s3URL
 		}
 		return getenv(k)
 	}
@@ -394,10 +395,11 @@ func TestDeployBackupUnits(t *testing.T) {
 // it runs beside the serving ndiro (which holds it).
 func TestBackupAWSMode(t *testing.T) {
 	env, tables := apptest.Local(t)
+	dynamoURL, s3URL := apptest.Expose(t, env.DynamoEndpoint), apptest.Expose(t, env.S3Endpoint)
 	t.Setenv("AWS_ACCESS_KEY_ID", "local")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
-	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", env.DynamoEndpoint)
-	t.Setenv("AWS_ENDPOINT_URL_S3", env.S3Endpoint)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamoURL)
+	t.Setenv("AWS_ENDPOINT_URL_S3", s3URL)
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	ctx := context.Background()
@@ -413,7 +415,7 @@ func TestBackupAWSMode(t *testing.T) {
 		"NDIRO_MODE": "aws", "AWS_REGION": "us-east-1",
 		"GOOGLE_CLIENT_ID": "id", "GOOGLE_CLIENT_SECRET": "secret",
 		"NDIRO_BASE_URL": "https://ndiro.example.org", "ADMIN_EMAILS": "admin@example.org",
-		"AWS_ENDPOINT_URL_S3": env.S3Endpoint, "AWS_ENDPOINT_URL_DYNAMODB": env.DynamoEndpoint,
+		"AWS_ENDPOINT_URL_S3": s3URL, "AWS_ENDPOINT_URL_DYNAMODB": dynamoURL,
 		"NDIRO_TABLE_PREFIX": strings.TrimSuffix(tables.Users.Name, "users"), "NDIRO_BUCKET": "test-photos",
 	}
 	to := t.TempDir()
@@ -451,7 +453,7 @@ func TestBackupLongIDs(t *testing.T) {
 	idA, idB, gone := long+"A", long+"B", long+"gone"
 	ctx := context.Background()
 	tables := dynamo.NewTables("ndiro-")
-	le, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Tables: tables, Bucket: localBucket, NoSignIn: true})
+	le, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Tables: tables, Bucket: localBucket})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,17 +156,18 @@ func TestBadConfigStopsStart(t *testing.T) {
 // start-up with a line naming the resource.
 func TestAWSModeStartupChecks(t *testing.T) {
 	env, tables := apptest.Local(t)
+	dynamoURL, s3URL := apptest.Expose(t, env.DynamoEndpoint), apptest.Expose(t, env.S3Endpoint)
 	t.Setenv("AWS_ACCESS_KEY_ID", "local")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
-	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", env.DynamoEndpoint)
-	t.Setenv("AWS_ENDPOINT_URL_S3", env.S3Endpoint)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamoURL)
+	t.Setenv("AWS_ENDPOINT_URL_S3", s3URL)
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	aws := map[string]string{
 		"NDIRO_MODE": "aws", "AWS_REGION": "us-east-1", "NDIRO_ADDR": "127.0.0.1:0",
 		"GOOGLE_CLIENT_ID": "id", "GOOGLE_CLIENT_SECRET": "secret",
 		"NDIRO_BASE_URL": "https://ndiro.example.org", "ADMIN_EMAILS": "admin@example.org",
-		"AWS_ENDPOINT_URL_S3": env.S3Endpoint, "AWS_ENDPOINT_URL_DYNAMODB": env.DynamoEndpoint,
+		"AWS_ENDPOINT_URL_S3": s3URL, "AWS_ENDPOINT_URL_DYNAMODB": dynamoURL,
 	}
 	start := func(kv ...string) error {
 		e := map[string]string{}
@@ -184,8 +185,8 @@ func TestAWSModeStartupChecks(t *testing.T) {
 	stalled := stalledListener(t)
 	prefix := strings.TrimSuffix(tables.Users.Name, "users")
 	for _, tc := range []struct{ backend, env, endpoint, want, notWant string }{
-		{"DynamoDB", "AWS_ENDPOINT_URL_DYNAMODB", env.DynamoEndpoint, "start-up check failed: DynamoDB did not answer", "S3 did not answer"},
-		{"S3", "AWS_ENDPOINT_URL_S3", env.S3Endpoint, "start-up check failed: S3 did not answer", "DynamoDB did not answer"},
+		{"DynamoDB", "AWS_ENDPOINT_URL_DYNAMODB", dynamoURL, "start-up check failed: DynamoDB did not answer", "S3 did not answer"},
+		{"S3", "AWS_ENDPOINT_URL_S3", s3URL, "start-up check failed: S3 did not answer", "DynamoDB did not answer"},
 	} {
 		// The SDK reads the endpoint from the process environment.
 		os.Setenv(tc.env, stalled)

@@ -59,10 +59,11 @@ func localDataDir(t *testing.T) (string, string) {
 // the account; a second run copies nothing.
 func TestMigrateCommand(t *testing.T) {
 	env, tables := apptest.Local(t)
+	dynamoURL, s3URL := apptest.Expose(t, env.DynamoEndpoint), apptest.Expose(t, env.S3Endpoint)
 	t.Setenv("AWS_ACCESS_KEY_ID", "local")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
-	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", env.DynamoEndpoint)
-	t.Setenv("AWS_ENDPOINT_URL_S3", env.S3Endpoint)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamoURL)
+	t.Setenv("AWS_ENDPOINT_URL_S3", s3URL)
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	settings := map[string]string{
@@ -72,7 +73,7 @@ func TestMigrateCommand(t *testing.T) {
 		"NDIRO_TABLE_PREFIX": strings.TrimSuffix(tables.Users.Name, "users"), "NDIRO_BUCKET": "test-photos",
 		"NDIRO_STORAGE_ITEM_TIMEOUT": "10s", "NDIRO_STORAGE_QUERY_TIMEOUT": "10s", "NDIRO_STORAGE_TRANSFER_TIMEOUT": "10s",
 		"NDIRO_LEASE_TTL": "10m", "NDIRO_LEASE_RENEW": "1s", "NDIRO_MOVE_MARK_DAYS": "7",
-		"AWS_ENDPOINT_URL_S3": env.S3Endpoint, "AWS_ENDPOINT_URL_DYNAMODB": env.DynamoEndpoint,
+		"AWS_ENDPOINT_URL_S3": s3URL, "AWS_ENDPOINT_URL_DYNAMODB": dynamoURL,
 	}
 	migrateRun := func(extra map[string]string, args ...string) (string, error) {
 		var out bytes.Buffer

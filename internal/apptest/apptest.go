@@ -1,7 +1,7 @@
 // Package apptest runs the whole application on httptest for handler
-// tests: in-process DynamoDB, S3 and mock Google, a fresh table prefix and
-// bucket per test, and clients with cookie jars that sign in through the
-// real OIDC flow.
+// tests: in-process DynamoDB, S3 and mock Google (served by the app at
+// localenv.SignInPath), a fresh table prefix and bucket per test, and
+// clients with cookie jars that sign in through the real OIDC flow.
 package apptest
 
 import (
@@ -146,6 +146,7 @@ func New(t testing.TB, opts ...Options) *App {
 	}
 	le, tables, stopLocal := local(t, dynamoOpts, s3Opts, o.DataDir, func(lo *localenv.Options) {
 		lo.ObserveSync = mx.ObserveSync
+		lo.SignInOrigin = cfg.BaseURL
 		if o.Local != nil {
 			o.Local(lo)
 		}
@@ -162,8 +163,8 @@ func New(t testing.TB, opts ...Options) *App {
 	var dynamoLink, s3Link *Link
 	if o.Links {
 		dynamoLink, s3Link = NewLink(t, le.DynamoEndpoint), NewLink(t, le.S3Endpoint)
-		db = localenv.NewDynamoClient(dynamoLink.URL, dynamoOpts...)
-		s3c = localenv.NewS3Client(s3Link.URL, s3Opts...)
+		db = localenv.NewDynamoClient(dynamoLink.Endpoint, dynamoOpts...)
+		s3c = localenv.NewS3Client(s3Link.Endpoint, s3Opts...)
 	}
 	a, err := server.Build(ctx, cfg, server.Backends{
 		DynamoDB: db,
@@ -175,7 +176,9 @@ func New(t testing.TB, opts ...Options) *App {
 			ClientID:     le.OIDC.ClientID,
 			ClientSecret: le.OIDC.ClientSecret,
 			RedirectURL:  cfg.BaseURL + "/auth/callback",
+			HTTPClient:   le.SignInClient(),
 		},
+		SignIn:      le.SignIn,
 		Clock:       clock,
 		HEICWorker:  o.HEICWorker,
 		Variants:    o.Variants,

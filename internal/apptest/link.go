@@ -1,22 +1,25 @@
 package apptest
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"net"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"ndiro/internal/localenv"
 )
 
-// Link is a TCP proxy on loopback between the app and one of its
+// Link stands on the connections between the app and one of its
 // backends (Options.Links), which a test can make stall or slow: a
 // backend that accepts connections and never answers, or answers late,
-// without touching the emulator behind it.
+// without touching the emulator behind it. It wraps each connection the
+// app's client dials; no port is opened.
 type Link struct {
-	// URL is the proxy's http://127.0.0.1:port, which the app's client uses.
-	URL    string
-	target string
-	ln     net.Listener
+	// Endpoint reaches the backend through the link, for the app's client.
+	Endpoint localenv.Endpoint
 
 	mu sync.Mutex
 	// stalled is non-nil while the link stalls; Restore closes it.
@@ -24,30 +27,31 @@ type Link struct {
 	stalled     chan struct{}
 	answersOnly bool
 	delay       time.Duration
-	conns       map[net.Conn]struct{}
 	closed      chan struct{}
 }
 
-// NewLink starts a proxy to endpoint (an http:// URL) and stops it when t
-// ends.
-func NewLink(t testing.TB, endpoint string) *Link {
+// NewLink returns a link to the backend at to (its in-process Dial, or
+// the network when to has none) and releases what it holds when t ends.
+func NewLink(t testing.TB, to localenv.Endpoint) *Link {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	dial := to.Dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
 	}
-	l := &Link{
-		URL: "http://" + ln.Addr().String(), target: strings.TrimPrefix(endpoint, "http://"), ln: ln,
-		conns: map[net.Conn]struct{}{}, closed: make(chan struct{}),
-	}
-	go l.serve()
+	l := &Link{closed: make(chan struct{})}
+	l.Endpoint = localenv.Endpoint{URL: to.URL, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &linkConn{Conn: c, l: l, closed: make(chan struct{})}, nil
+	}}
 	t.Cleanup(l.close)
 	return l
 }
 
-// Stall makes the link accept connections and pass nothing on, in either
-// direction, on new connections and on those already open, until
-// Restore.
+// Stall makes the link pass nothing on, in either direction, on new
+// connections and on those already open, until Restore.
 func (l *Link) Stall() { l.stall(false) }
 
 // StallAnswers passes requests on to the backend but none of its answers
@@ -85,50 +89,12 @@ func (l *Link) Restore() {
 	l.answersOnly, l.delay = false, 0
 }
 
-func (l *Link) serve() {
-	for {
-		c, err := l.ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.Dial("tcp", l.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		l.mu.Lock()
-		l.conns[c], l.conns[up] = struct{}{}, struct{}{}
-		l.mu.Unlock()
-		go l.pipe(up, c, false)
-		go l.pipe(c, up, true)
-	}
-}
-
-// pipe copies src to dst, chunk by chunk, as the link's state allows;
-// answers says src is the backend.
-func (l *Link) pipe(dst, src net.Conn, answers bool) {
-	defer l.drop(dst, src)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			if !l.pass(answers) {
-				return
-			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
 // pass waits as the link's state says before a chunk goes on: d while
-// slow; while stalled (in this direction), until Restore or close, and
-// then reports false, for the chunk and its connection to be dropped.
-func (l *Link) pass(answer bool) bool {
+// slow; while stalled (in this direction), until Restore, the link's end
+// or the connection's close (done), and then reports false, for the
+// chunk and its connection to be dropped. answer says the chunk comes
+// from the backend.
+func (l *Link) pass(answer bool, done <-chan struct{}) bool {
 	l.mu.Lock()
 	stalled, d := l.stalled, l.delay
 	if l.answersOnly && !answer {
@@ -139,30 +105,25 @@ func (l *Link) pass(answer bool) bool {
 		select {
 		case <-stalled:
 		case <-l.closed:
+		case <-done:
 		}
 		return false
 	}
 	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
 		select {
-		case <-time.After(d):
+		case <-t.C:
 		case <-l.closed:
+			return false
+		case <-done:
 			return false
 		}
 	}
 	return true
 }
 
-func (l *Link) drop(conns ...net.Conn) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-		delete(l.conns, c)
-	}
-}
-
 func (l *Link) close() {
-	l.ln.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	select {
@@ -170,7 +131,99 @@ func (l *Link) close() {
 	default:
 		close(l.closed)
 	}
-	for c := range l.conns {
+}
+
+// linkConn is one connection through a Link: what the app writes is a
+// request chunk, what it reads an answer chunk, each passed on as the
+// link allows.
+type linkConn struct {
+	net.Conn
+	l      *Link
+	closed chan struct{}
+	once   sync.Once
+}
+
+// errDropped is what the app's side of a connection the link dropped
+// reads and writes.
+var errDropped = fmt.Errorf("apptest: link dropped the connection: %w", net.ErrClosed)
+
+func (c *linkConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.l.pass(true, c.closed) {
 		c.Close()
+		return 0, errDropped
 	}
+	return n, err
+}
+
+func (c *linkConn) Write(p []byte) (int, error) {
+	if !c.l.pass(false, c.closed) {
+		c.Close()
+		return 0, errDropped
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *linkConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+// Expose serves the backend at ep on a loopback port the test owns, for
+// another process (ndiro run as a child, in AWS mode) to reach, and
+// returns its http://127.0.0.1:port URL (ep's own URL if it has no
+// Dial: a server on the network already). Each connection is copied both
+// ways to one dialled through ep; everything closes when t ends.
+func Expose(t testing.TB, ep localenv.Endpoint) string {
+	t.Helper()
+	if ep.Dial == nil {
+		return ep.URL // on the network already
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	conns := map[net.Conn]struct{}{}
+	track := func(c net.Conn, open bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if open {
+			conns[c] = struct{}{}
+		} else {
+			delete(conns, c)
+			c.Close()
+		}
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := ep.Dial(context.Background(), "tcp", ln.Addr().String())
+			if err != nil {
+				c.Close()
+				continue
+			}
+			track(c, true)
+			track(up, true)
+			for _, pair := range [][2]net.Conn{{c, up}, {up, c}} {
+				go func() {
+					io.Copy(pair[0], pair[1])
+					track(pair[0], false)
+					track(pair[1], false)
+				}()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
 }

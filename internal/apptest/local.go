@@ -22,8 +22,9 @@ import (
 // in-process emulator.
 const DynamoEndpointEnv = "NDIRO_TEST_DYNAMODB_ENDPOINT"
 
-// Local starts in-memory local backends for one test, on a table prefix of
-// its own, and stops them (deleting the tables on an external endpoint) when
+// Local starts in-memory local backends for one test, without the
+// sign-in stand-in (New has one), on a table prefix of its own, and stops
+// them (deleting the tables on an external endpoint) when
 // the test ends.
 func Local(t testing.TB, dynamoOpts ...func(*dynamodb.Options)) (*localenv.Env, dynamo.Tables) {
 	t.Helper()

@@ -63,7 +63,7 @@ func TestClosedRequestBodyKeepsTheConnection(t *testing.T) {
 		w.Write(bytes.Repeat(b, 1000))
 	}))
 	t.Cleanup(srv.Close)
-	c := localHTTPClient()
+	c := localHTTPClient(nil)
 	for i := 0; i < 3; i++ {
 		req, err := http.NewRequest(http.MethodPost, srv.URL, nil)
 		if err != nil {

@@ -29,19 +29,26 @@ import (
 	"ndiro/internal/storage"
 )
 
-// countingTransport counts the HTTP requests (SDK attempts) it carries.
+// countingTransport counts the HTTP requests (SDK attempts) the clients
+// it wraps (counted) send.
 type countingTransport struct {
-	n    atomic.Int32
-	next http.RoundTripper
+	n atomic.Int32
 }
 
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return c.next.RoundTrip(r)
+func newCounting() *countingTransport { return &countingTransport{} }
+
+// counted is an SDK HTTP client that counts each request in c and sends
+// it on through next, the client the local settings gave.
+type counted struct {
+	c    *countingTransport
+	next interface {
+		Do(*http.Request) (*http.Response, error)
+	}
 }
 
-func newCounting() *countingTransport {
-	return &countingTransport{next: http.DefaultTransport.(*http.Transport).Clone()}
+func (h counted) Do(r *http.Request) (*http.Response, error) {
+	h.c.n.Add(1)
+	return h.next.Do(r)
 }
 
 // sdkRetries gives the DynamoDB client the SDK's own retryer (3
@@ -51,11 +58,11 @@ func sdkRetries(c *countingTransport) func(*Options) {
 	return func(o *Options) {
 		o.DynamoOptions = []func(*dynamodb.Options){func(do *dynamodb.Options) {
 			do.RetryMaxAttempts = 3
-			do.HTTPClient = &http.Client{Transport: c}
+			do.HTTPClient = counted{c, do.HTTPClient}
 		}}
 		o.S3Options = []func(*s3.Options){func(so *s3.Options) {
 			so.RetryMaxAttempts = 3
-			so.HTTPClient = &http.Client{Transport: c}
+			so.HTTPClient = counted{c, so.HTTPClient}
 		}}
 	}
 }

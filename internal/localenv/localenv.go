@@ -1,9 +1,11 @@
 // Package localenv runs ndiro's three backends in-process for local mode and
 // tests: DynamoDB (minidyn), S3 (gofakes3) and a Google-like OIDC provider
-// (mockoidc) with a small sign-in page. Each listens on a loopback port and
-// is reached through the real AWS SDK and OIDC clients, so local mode runs
-// the same code paths as AWS mode. Nothing here is ever exposed beyond
-// 127.0.0.1.
+// (mockoidc) with a small sign-in page. They are reached through the real
+// AWS SDK and OIDC clients, so local mode runs the same code paths as AWS
+// mode, but over connections in the process's memory (package memnet),
+// never a port: nothing else on the machine can reach the storage, which
+// checks no credential. The stand-in sign-in's browser pages are served
+// by the app itself (Env.SignIn), to loopback clients only.
 package localenv
 
 import (
@@ -30,6 +32,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"ndiro/internal/dynamo"
+	"ndiro/internal/memnet"
 )
 
 // Options configure Start.
@@ -59,13 +62,17 @@ type Options struct {
 	// S3Options are applied to the S3 client after the local settings
 	// (tests inject failures).
 	S3Options []func(*s3.Options)
-	// NoSignIn leaves the stand-in sign-in out (Env.OIDC is nil): server
-	// mode signs people in through a real provider, and nothing in the
-	// process may answer as one.
-	NoSignIn bool
-	// DynamoEndpoint, if set, is another DynamoDB-compatible server to use
-	// instead of the in-process emulator (tests run against dynalite this
-	// way). Nothing is persisted then; the tables must have a fresh prefix.
+	// SignInOrigin, if set, starts the stand-in sign-in for the app at
+	// that origin (config.Config.BaseURL, e.g. "http://127.0.0.1:8080"):
+	// its issuer is SignInOrigin + SignInPath, where the app serves
+	// Env.SignIn. Empty leaves it out (Env.OIDC is nil): server mode signs
+	// people in through a real provider, and nothing in the process may
+	// answer as one.
+	SignInOrigin string
+	// DynamoEndpoint, if set, is the http:// URL of another
+	// DynamoDB-compatible server to use instead of the in-process emulator
+	// (tests run against dynalite this way). Nothing is persisted then;
+	// the tables must have a fresh prefix.
 	DynamoEndpoint string
 	// ObserveSync, if set, is told how long each fsync of the DynamoDB
 	// journal took, failed or not (metrics.Metrics.ObserveSync).
@@ -84,21 +91,29 @@ type Env struct {
 	// DynamoDB and S3 are SDK clients configured for the emulators.
 	DynamoDB *dynamodb.Client
 	S3       *s3.Client
-	// DynamoEndpoint and S3Endpoint are the emulators' http://127.0.0.1:port
-	// URLs, for tests that build their own clients.
-	DynamoEndpoint string
-	S3Endpoint     string
+	// DynamoEndpoint and S3Endpoint reach the emulators, in the process
+	// (or Options.DynamoEndpoint over the network), for tests that build
+	// their own clients (NewDynamoClient, NewS3Client).
+	DynamoEndpoint Endpoint
+	S3Endpoint     Endpoint
 	// OIDC is the mock Google: Issuer(), ClientID and ClientSecret configure
-	// the app's sign-in. It listens on 127.0.0.1 and answers loopback
-	// clients only. Nil with Options.NoSignIn.
+	// the app's sign-in, through SignInClient. Nil without
+	// Options.SignInOrigin.
 	OIDC *mockoidc.MockOIDC
-	// signIn is the sign-in page in front of OIDC.
-	signIn  *signInPage
-	persist *persister
-	servers []*http.Server
-	bolt    *bolt.DB
-	s3      *stableBolt // nil without a data dir
-	log     *slog.Logger
+	// SignIn is the stand-in's handler for browsers (its sign-in page and
+	// the provider's endpoints), whose GETs the app serves under
+	// SignInPath: it answers this machine's browsers only (403 otherwise).
+	// Nil without Options.SignInOrigin.
+	SignIn http.Handler
+	// signIn is the sign-in page in front of OIDC; signInLn the
+	// stand-in's own listener, which SignInClient dials.
+	signIn   *signInPage
+	signInLn *memnet.Listener
+	persist  *persister
+	servers  []*http.Server
+	bolt     *bolt.DB
+	s3       *stableBolt // nil without a data dir
+	log      *slog.Logger
 }
 
 // WriteHealth returns nil while local storage takes writes, and otherwise
@@ -175,7 +190,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 
 	// DynamoDB.
 	if opts.DynamoEndpoint != "" {
-		e.DynamoEndpoint = opts.DynamoEndpoint
+		e.DynamoEndpoint = Endpoint{URL: opts.DynamoEndpoint}
 	} else {
 		// The emulator behind the partition router: a Query costs what it
 		// reads (partitioned), then the journal in front when persisting.
@@ -185,9 +200,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 				probeEvery: opts.ProbeEvery, sync: opts.syncFile, writeFile: opts.writeFile, log: opts.Logger})
 			ddbHandler = e.persist
 		}
-		if e.DynamoEndpoint, err = e.serve(ddbHandler); err != nil {
-			return nil, err
-		}
+		e.DynamoEndpoint = e.serve(dynamoHost, ddbHandler)
 	}
 	e.DynamoDB = NewDynamoClient(e.DynamoEndpoint, opts.DynamoOptions...)
 	if err := dynamo.CreateTables(ctx, e.DynamoDB, opts.Tables); err != nil {
@@ -214,26 +227,38 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			return nil, fmt.Errorf("localenv: create bucket %s: %w", opts.Bucket, err)
 		}
 	}
-	if e.S3Endpoint, err = e.serve(storageStatus(gofakes3.New(backend).Server())); err != nil {
-		return nil, err
-	}
+	e.S3Endpoint = e.serve(s3Host, storageStatus(gofakes3.New(backend).Server()))
 	e.S3 = NewS3Client(e.S3Endpoint, opts.S3Options...)
 
 	// Google.
-	if !opts.NoSignIn {
-		if e.OIDC, e.signIn, err = startOIDC(); err != nil {
+	if opts.SignInOrigin != "" {
+		if err := e.startOIDC(opts.SignInOrigin); err != nil {
 			return nil, err
 		}
 	}
 	return e, nil
 }
 
-// serve starts h on a fresh loopback port and returns its base URL.
-func (e *Env) serve(h http.Handler) (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("localenv: listen: %w", err)
-	}
+// The host names the emulators' Endpoint URLs carry: names on no
+// network (RFC 2606's .invalid), which only Endpoint.Dial reaches.
+const (
+	dynamoHost = "dynamodb.localenv.invalid"
+	s3Host     = "s3.localenv.invalid"
+)
+
+// Endpoint is where a client reaches one backend: URL, its base URL, and
+// Dial, which connects to it inside the process (nil: over the network,
+// for another server such as dynalite). The emulators' URLs name hosts
+// on no network; only Dial reaches them.
+type Endpoint struct {
+	URL  string
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// serve starts h on an in-memory listener (package memnet) and returns
+// the Endpoint that reaches it as http://host.
+func (e *Env) serve(host string, h http.Handler) Endpoint {
+	ln := memnet.Listen(host)
 	// The emulators' own complaints (minidyn writes a second header when
 	// a client went away mid-answer) go to the log, as the app server's do.
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(e.log.Handler(), slog.LevelWarn)}
@@ -243,7 +268,7 @@ func (e *Env) serve(h http.Handler) (string, error) {
 			e.log.Error("local backend stopped", "err", err)
 		}
 	}()
-	return "http://" + ln.Addr().String(), nil
+	return Endpoint{URL: "http://" + host, Dial: ln.DialContext}
 }
 
 // Close stops every backend, then folds the journal into a last snapshot
@@ -274,7 +299,7 @@ func (e *Env) stop() error {
 		e.persist = nil
 	}
 	if e.OIDC != nil && e.OIDC.Server != nil {
-		if err := e.OIDC.Shutdown(); err != nil && first == nil {
+		if err := e.OIDC.Server.Close(); err != nil && first == nil {
 			first = err
 		}
 		e.OIDC = nil
@@ -296,24 +321,23 @@ var localCredentials = credentials.NewStaticCredentialsProvider("local", "local"
 
 // IdleConnTimeout is how long the clients of the in-process emulators
 // keep an idle keep-alive connection (the SDK's default is 90 s). Each
-// holds three goroutines and two file descriptors in this one process,
-// and dialling loopback again costs next to nothing, so a burst of load
-// leaves nothing behind for long (make load counts goroutines after it).
+// holds several goroutines in this one process, and dialling again costs
+// next to nothing, so a burst of load leaves nothing behind for long
+// (make load counts goroutines after it).
 const IdleConnTimeout = 5 * time.Second
 
-// HTTPClient returns a client for local mode's in-process sign-in
-// stand-in (token exchange, keys, userinfo): a 10 s timeout, and idle
-// connections closed after IdleConnTimeout.
-func HTTPClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.IdleConnTimeout = IdleConnTimeout
-	return &http.Client{Timeout: 10 * time.Second, Transport: tr}
-}
-
 // localHTTPClient is the SDK's default HTTP client with IdleConnTimeout,
-// sending request bodies as plain readers (see plainBodies).
-func localHTTPClient() plainBodies {
-	return plainBodies{awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.IdleConnTimeout = IdleConnTimeout })}
+// connecting with dial (nil: over the network, through no proxy either
+// way: the emulators' host names exist nowhere else) and sending request
+// bodies as plain readers (see plainBodies).
+func localHTTPClient(dial func(ctx context.Context, network, addr string) (net.Conn, error)) plainBodies {
+	return plainBodies{awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.IdleConnTimeout = IdleConnTimeout
+		t.Proxy = nil
+		if dial != nil {
+			t.DialContext = dial
+		}
+	})}
 }
 
 // plainBodies hides the io.WriterTo of a request body from net/http.
@@ -333,29 +357,31 @@ func (c plainBodies) Do(r *http.Request) (*http.Response, error) {
 	return c.BuildableClient.Do(r)
 }
 
-// NewDynamoClient returns a DynamoDB client for an emulator at endpoint. The
+// NewDynamoClient returns a DynamoDB client for an emulator at endpoint
+// (Env.DynamoEndpoint, or Endpoint{URL: …} for one on the network). The
 // configuration is built by hand, not from the ambient AWS environment, so
 // AWS_* variables (AWS_CA_BUNDLE among them) cannot change local behaviour.
-func NewDynamoClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+func NewDynamoClient(endpoint Endpoint, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	cfg := aws.Config{Region: "local", Credentials: localCredentials}
 	return dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
-		o.HTTPClient = localHTTPClient()
-		o.BaseEndpoint = aws.String(endpoint)
+		o.HTTPClient = localHTTPClient(endpoint.Dial)
+		o.BaseEndpoint = aws.String(endpoint.URL)
 		// minidyn sends no x-amz-crc32 header.
 		o.DisableValidateResponseChecksum = true
 	}}, optFns...)...)
 }
 
-// NewS3Client returns an S3 client for gofakes3 at endpoint: path-style
+// NewS3Client returns an S3 client for gofakes3 at endpoint (Env.S3Endpoint,
+// or Endpoint{URL: …} for one on the network): path-style
 // addressing, and checksums only when required, because with the SDK's
 // default the upload is sent aws-chunked, which gofakes3 does not decode:
 // it would store the chunk framing inside the object, silently.
 // Further options (tests count calls) apply after these.
-func NewS3Client(endpoint string, optFns ...func(*s3.Options)) *s3.Client {
+func NewS3Client(endpoint Endpoint, optFns ...func(*s3.Options)) *s3.Client {
 	cfg := aws.Config{Region: "us-east-1", Credentials: localCredentials}
 	return s3.NewFromConfig(cfg, append([]func(*s3.Options){func(o *s3.Options) {
-		o.HTTPClient = localHTTPClient()
-		o.BaseEndpoint = aws.String(endpoint)
+		o.HTTPClient = localHTTPClient(endpoint.Dial)
+		o.BaseEndpoint = aws.String(endpoint.URL)
 		o.UsePathStyle = true
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired

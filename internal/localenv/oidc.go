@@ -2,40 +2,54 @@ package localenv
 
 import (
 	"crypto/sha256"
+	"crypto/tls"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"html/template"
 	"net"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/oauth2-proxy/mockoidc"
 
 	"ndiro/internal/email"
+	"ndiro/internal/memnet"
 )
 
-// startOIDC starts mockoidc on a loopback port with a sign-in page in front
-// of its authorization endpoint. mockoidc itself has no login page: it signs
-// in whichever user is queued. The page asks for an email, and the submitted
-// email becomes the queued user, with email_verified true and a subject
-// derived from the email alone (stable across restarts, as Google's sub is).
+// SignInPath is the path under the app's origin where the app serves
+// Env.SignIn (the stand-in's issuer is the origin + SignInPath; every
+// endpoint of the stand-in lies below it).
+const SignInPath = mockoidc.IssuerBase
+
+// startOIDC starts mockoidc, as the issuer origin + SignInPath, on an
+// in-memory listener (SignInClient dials it), with a sign-in page in
+// front of its authorization endpoint, and sets e.SignIn to the same
+// handler for the app to serve to browsers. mockoidc itself has no login
+// page: it signs in whichever user is queued. The page asks for an email,
+// and the submitted email becomes the queued user, with email_verified
+// true and a subject derived from the email alone (stable across
+// restarts, as Google's sub is).
 //
 // The queue holds at most the one user of the request being served: it is
 // emptied before the user is queued and again after mockoidc answers, so
 // a request mockoidc refuses (a wrong client_id, a bad scope) leaves no
 // one behind for the next sign-in to get instead of its own person.
-func startOIDC() (*mockoidc.MockOIDC, *signInPage, error) {
+func (e *Env) startOIDC(origin string) error {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		return fmt.Errorf("localenv: the sign-in stand-in needs the app's origin, like http://127.0.0.1:8080, not %q", origin)
+	}
 	m, err := mockoidc.NewServer(nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("localenv: oidc: %w", err)
+		return fmt.Errorf("localenv: oidc: %w", err)
 	}
 	page := &signInPage{}
-	if err := m.AddMiddleware(loopbackOnly); err != nil {
-		return nil, nil, fmt.Errorf("localenv: oidc: %w", err)
-	}
 	err = m.AddMiddleware(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// mockoidc's session store and user queue are not safe for
@@ -80,27 +94,54 @@ func startOIDC() (*mockoidc.MockOIDC, *signInPage, error) {
 		})
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("localenv: oidc: %w", err)
+		return fmt.Errorf("localenv: oidc: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, fmt.Errorf("localenv: oidc listen: %w", err)
+	// mockoidc names its issuer after its listener's address and scheme
+	// (https when given a TLS config, which a plain Serve on this
+	// listener never uses): so the name is the origin's host.
+	ln := memnet.Listen(u.Host)
+	var https *tls.Config
+	if u.Scheme == "https" {
+		https = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
-	if err := m.Start(ln, nil); err != nil {
-		return nil, nil, fmt.Errorf("localenv: oidc: %w", err)
+	if err := m.Start(ln, https); err != nil {
+		return fmt.Errorf("localenv: oidc: %w", err)
 	}
-	return m, page, nil
+	e.OIDC, e.signIn, e.signInLn = m, page, ln
+	e.SignIn = loopbackOnly(m.Server.Handler)
+	return nil
 }
 
+// SignInClient returns the client the app's sign-in talks to the
+// stand-in with (discovery, keys, token exchange, userinfo): it reaches
+// the stand-in inside the process, whatever the issuer URL's host, with
+// a 10 s timeout and idle connections closed after IdleConnTimeout.
+// Nil without Options.SignInOrigin.
+func (e *Env) SignInClient() *http.Client {
+	if e.signInLn == nil {
+		return nil
+	}
+	tr := &http.Transport{DialContext: e.signInLn.DialContext, IdleConnTimeout: IdleConnTimeout, MaxIdleConnsPerHost: 4}
+	return &http.Client{Timeout: 10 * time.Second, Transport: tr}
+}
+
+// forwardingHeaders are what a reverse proxy adds to a request it passes
+// on: a request carrying one came to the proxy from somewhere else.
+var forwardingHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"}
+
 // loopbackOnly refuses, with 403, every request that does not come from
-// this machine's loopback: the stand-in signs in whoever types an email,
-// so it must never answer another device, even if its port were
-// forwarded (it listens on 127.0.0.1 in the first place).
+// this machine's loopback, or that a proxy passed on (forwardingHeaders):
+// the stand-in signs in whoever types an email, so it must never answer
+// another device, even through a proxy in front of the app.
 func loopbackOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-			http.Error(w, "The local sign-in answers this machine only. To sign in from other devices, run ndiro in server mode with a real sign-in provider (README, On one machine without AWS).", http.StatusForbidden)
+		forwarded := false
+		for _, h := range forwardingHeaders {
+			forwarded = forwarded || len(r.Header.Values(h)) > 0
+		}
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() || forwarded {
+			http.Error(w, "The local sign-in answers this machine only, not requests a proxy passes on. To sign in from other devices, run ndiro in server mode with a real sign-in provider (README, On one machine without AWS).", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -192,6 +233,7 @@ func signInForm(w http.ResponseWriter, r *http.Request, msg string) {
 	sort.Slice(d.Hidden, func(i, j int) bool { return d.Hidden[i].Name < d.Hidden[j].Name })
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", signInCSP)
 	if msg != "" {
 		w.WriteHeader(http.StatusUnprocessableEntity)
 	}
@@ -200,16 +242,28 @@ func signInForm(w http.ResponseWriter, r *http.Request, msg string) {
 	}
 }
 
-var signInTmpl = template.Must(template.New("signin").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Local sign-in · ndiro</title>
-<style>
+// signInStyle is the sign-in page's one style sheet, inline.
+const signInStyle = `
 body{font:16px/1.5 system-ui,sans-serif;max-width:26rem;margin:3rem auto;padding:0 1rem;color:#222}
 input,button{font:inherit;padding:.6rem;width:100%;box-sizing:border-box;margin:.3rem 0}
 button{background:#2d6a4f;color:#fff;border:0;border-radius:.4rem}
 .note{color:#555;font-size:.9rem}.err{color:#a00}
-</style></head><body>
+`
+
+// signInCSP is the sign-in page's Content-Security-Policy, in place of
+// the app's (which it is served under): nothing but its own style sheet,
+// named by digest, and its form sent to itself.
+var signInCSP = func() string {
+	sum := sha256.Sum256([]byte(signInStyle))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+		"'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+}()
+
+var signInTmpl = template.Must(template.New("signin").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Local sign-in · ndiro</title>
+<style>` + signInStyle + `</style></head><body>
 <h1>Local sign-in</h1>
 <p class="note">This page stands in for Google in local mode. Any email works;
 the same email is always the same person. Admins (ADMIN_EMAILS, by default

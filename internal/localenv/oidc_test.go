@@ -2,14 +2,14 @@ package localenv_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"ndiro/internal/apptest"
 	"ndiro/internal/dynamo"
@@ -57,87 +57,119 @@ func TestRefusedSignInLeavesNobodyQueued(t *testing.T) {
 	}
 }
 
-// TestStandInAnswersThisMachineOnly: local mode's stand-in sign-in listens
-// on loopback, cannot be reached on the machine's other addresses, and
-// refuses (403) any request that is not from loopback, whichever of its
-// endpoints it asks for.
+// TestStandInAnswersThisMachineOnly: local mode's stand-in sign-in is
+// served by the app under SignInPath, its issuer the app's own origin,
+// and refuses (403) any request that is not from loopback, or that a
+// proxy passed on, whichever of its endpoints it asks for; it takes no
+// POST there.
 func TestStandInAnswersThisMachineOnly(t *testing.T) {
 	t.Parallel()
-	env, _ := apptest.Local(t)
-	issuer, err := url.Parse(env.OIDC.Issuer())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ip := net.ParseIP(issuer.Hostname()); ip == nil || !ip.IsLoopback() {
-		t.Fatalf("stand-in issuer %s, want a loopback address", env.OIDC.Issuer())
+	app := apptest.New(t)
+	if got, want := app.Env.OIDC.Issuer(), app.URL+localenv.SignInPath; got != want {
+		t.Fatalf("stand-in issuer %s, want the app's origin + %s: %s", got, localenv.SignInPath, want)
 	}
 	paths := []string{
 		"/oidc/.well-known/openid-configuration",
-		"/oidc/authorize?client_id=" + env.OIDC.ClientID + "&response_type=code&scope=openid&redirect_uri=http://127.0.0.1/cb&state=s&email=eve@example.com",
+		"/oidc/authorize?client_id=" + app.Env.OIDC.ClientID + "&response_type=code&scope=openid&redirect_uri=http://127.0.0.1/cb&state=s&email=eve@example.com",
 		"/oidc/authorize", "/oidc/token", "/oidc/userinfo", "/oidc/.well-known/jwks.json",
 	}
-	for _, from := range []string{"192.0.2.7:5555", "[2001:db8::1]:443", "10.1.2.3:80", "not-an-address"} {
+	type from struct {
+		addr, header, value string
+	}
+	var refused []from
+	for _, addr := range []string{"192.0.2.7:5555", "[2001:db8::1]:443", "10.1.2.3:80", "not-an-address"} {
+		refused = append(refused, from{addr: addr})
+	}
+	for _, h := range []string{"X-Forwarded-For", "Forwarded", "X-Real-IP"} {
+		refused = append(refused, from{"127.0.0.1:5555", h, "192.0.2.7"})
+	}
+	for _, f := range refused {
 		for _, p := range paths {
 			req := httptest.NewRequest(http.MethodGet, p, nil)
-			req.RemoteAddr = from
+			req.RemoteAddr = f.addr
+			if f.header != "" {
+				req.Header.Set(f.header, f.value)
+			}
 			rec := httptest.NewRecorder()
-			env.OIDC.Server.Handler.ServeHTTP(rec, req)
+			app.Handler.ServeHTTP(rec, req)
 			if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "answers this machine only") {
-				t.Errorf("stand-in %s from %s = %d %q, want 403 saying it answers this machine only", p, from, rec.Code, rec.Body.String())
+				t.Errorf("stand-in %s from %s (%s %s) = %d %q, want 403 saying it answers this machine only", p, f.addr, f.header, f.value, rec.Code, rec.Body.String())
 			}
 		}
 	}
-	req := httptest.NewRequest(http.MethodGet, paths[0], nil)
-	req.RemoteAddr = "127.0.0.1:5555"
-	rec := httptest.NewRecorder()
-	env.OIDC.Server.Handler.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		t.Errorf("stand-in discovery from loopback = %d, want 200", rec.Code)
+	// The token exchange is the app's, in the process: no browser posts
+	// to the stand-in through the app.
+	post := app.Client().PostForm(app.URL+"/oidc/token", url.Values{"grant_type": {"authorization_code"}, "code": {"x"}})
+	if post.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /oidc/token through the app = %d, want 405", post.StatusCode)
 	}
-
-	// On any of the machine's other addresses nothing listens on its port.
-	addrs, _ := net.InterfaceAddrs()
-	tried := 0
-	for _, a := range addrs {
-		ipn, ok := a.(*net.IPNet)
-		if !ok || ipn.IP.IsLoopback() || ipn.IP.IsLinkLocalUnicast() {
-			continue
-		}
-		tried++
-		c, err := net.DialTimeout("tcp", net.JoinHostPort(ipn.IP.String(), issuer.Port()), 2*time.Second)
-		if err == nil {
-			c.Close()
-			t.Errorf("the stand-in's port %s answers on %s, want it on loopback only", issuer.Port(), ipn.IP)
-		}
-	}
-	if tried == 0 {
-		t.Log("this machine has no address but loopback: the dial check did not run")
+	resp := app.Client().Get(app.URL + paths[0])
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Body, `"authorization_endpoint":"`+app.URL+`/oidc/authorize"`) {
+		t.Errorf("stand-in discovery from loopback at %s = %d %s, want 200 naming the app's own /oidc/authorize", app.URL, resp.StatusCode, resp.Body)
 	}
 }
 
-// TestNoSignInServesNoStandIn: with NoSignIn (server mode) there is no
-// stand-in, and neither backend's listener answers as one.
+// TestSignInPageStyleAllowed: the sign-in page's inline style sheet is
+// the one its Content-Security-Policy allows by digest, so a browser
+// applies it (and nothing else) under the app's origin.
+func TestSignInPageStyleAllowed(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	c := app.Client()
+	resp := c.Get(c.StartSignIn("/login").String())
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("sign-in page = %d, want 200", resp.StatusCode)
+	}
+	style := resp.Doc().Find("style").Text()
+	sum := sha256.Sum256([]byte(style))
+	want := "style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, want) || !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("sign-in page CSP %q, want default-src 'none' and %s", csp, want)
+	}
+}
+
+// TestNoSignInServesNoStandIn: without SignInOrigin (server mode) there
+// is no stand-in, and neither backend answers as one.
 func TestNoSignInServesNoStandIn(t *testing.T) {
 	t.Parallel()
-	env, err := localenv.Start(context.Background(), localenv.Options{Tables: dynamo.NewTables("nosignin-"), Bucket: "photos", NoSignIn: true})
+	env, err := localenv.Start(context.Background(), localenv.Options{Tables: dynamo.NewTables("nosignin-"), Bucket: "photos"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	if env.OIDC != nil {
-		t.Fatalf("Start with NoSignIn started the stand-in at %s", env.OIDC.Issuer())
+	if env.OIDC != nil || env.SignIn != nil || env.SignInClient() != nil {
+		t.Fatalf("Start without SignInOrigin started the stand-in at %s", env.OIDC.Issuer())
 	}
-	for _, base := range []string{env.DynamoEndpoint, env.S3Endpoint} {
+	for _, ep := range []localenv.Endpoint{env.DynamoEndpoint, env.S3Endpoint} {
+		c := &http.Client{Transport: &http.Transport{DialContext: ep.Dial}}
 		for _, p := range []string{"/oidc/.well-known/openid-configuration", "/oidc/authorize?email=eve@example.com", "/.well-known/openid-configuration"} {
-			resp, err := http.Get(base + p)
+			resp, err := c.Get(ep.URL + p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK && strings.Contains(string(b), "authorization_endpoint") {
-				t.Errorf("%s%s answers as a sign-in provider: %s", base, p, b)
+				t.Errorf("%s%s answers as a sign-in provider: %s", ep.URL, p, b)
 			}
+		}
+	}
+}
+
+// TestStartWithBadOrigin: the stand-in's issuer is the app's origin +
+// SignInPath; given something else as the origin, Start refuses, saying
+// what it needs.
+func TestStartWithBadOrigin(t *testing.T) {
+	t.Parallel()
+	for _, origin := range []string{"127.0.0.1:8080", "http://127.0.0.1:8080/ndiro", "ftp://127.0.0.1", "http://"} {
+		env, err := localenv.Start(context.Background(), localenv.Options{Tables: dynamo.NewTables("origin-"), Bucket: "photos", SignInOrigin: origin})
+		if err == nil {
+			env.Close()
+			t.Errorf("Start with origin %q = nil error, want a refusal", origin)
+			continue
+		}
+		if !strings.Contains(err.Error(), "the app's origin") {
+			t.Errorf("Start with origin %q = %v, want it to ask for the app's origin", origin, err)
 		}
 	}
 }

@@ -32,7 +32,7 @@ func TestMatchesTheEmulator(t *testing.T) {
 	rt := newRouted(t)
 	plain := httptest.NewServer(server.NewServer())
 	t.Cleanup(plain.Close)
-	ref := NewDynamoClient(plain.URL, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	ref := NewDynamoClient(Endpoint{URL: plain.URL}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	if err := dynamo.CreateTables(ctx, ref, testTables); err != nil {
 		t.Fatal(err)
 	}

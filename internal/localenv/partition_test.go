@@ -84,7 +84,7 @@ func newRouted(t testing.TB) *routed {
 	router := newPartitioned(rec)
 	srv := httptest.NewServer(router)
 	t.Cleanup(srv.Close)
-	db := NewDynamoClient(srv.URL, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	db := NewDynamoClient(Endpoint{URL: srv.URL}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	if err := dynamo.CreateTables(context.Background(), db, testTables); err != nil {
 		t.Fatal(err)
 	}

@@ -69,9 +69,7 @@ func OpenReadOnly(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 
 	emu := newPartitioned(server.NewServer())
-	if e.DynamoEndpoint, err = e.serve(emu); err != nil {
-		return nil, err
-	}
+	e.DynamoEndpoint = e.serve(dynamoHost, emu)
 	e.DynamoDB = NewDynamoClient(e.DynamoEndpoint, opts.DynamoOptions...)
 	if err := dynamo.CreateTables(ctx, e.DynamoDB, opts.Tables); err != nil {
 		return nil, fmt.Errorf("localenv: %w", err)
@@ -94,9 +92,7 @@ func OpenReadOnly(ctx context.Context, opts Options) (_ *Env, err error) {
 	} else if !ok {
 		return nil, fmt.Errorf("localenv: %s holds no bucket %s: it is not the data dir of a local ndiro", path, opts.Bucket)
 	}
-	if e.S3Endpoint, err = e.serve(storageStatus(gofakes3.New(e.s3).Server())); err != nil {
-		return nil, err
-	}
+	e.S3Endpoint = e.serve(s3Host, storageStatus(gofakes3.New(e.s3).Server()))
 	e.S3 = NewS3Client(e.S3Endpoint, opts.S3Options...)
 	return e, nil
 }

@@ -261,8 +261,13 @@ func TestPagesWhenDynamoDBStalls(t *testing.T) {
 		t.Errorf("month page once DynamoDB answers = %d, want 200", r.StatusCode)
 	}
 	app.DynamoLink.Slow(100 * time.Millisecond)
+	began := time.Now()
 	if r := c.Get("/meals?month=2026-09"); r.StatusCode != http.StatusOK {
 		t.Errorf("month page with DynamoDB answering slowly = %d, want 200", r.StatusCode)
+	}
+	// Each chunk the link passes waits 100 ms: the page waited for them.
+	if took := time.Since(began); took < 100*time.Millisecond {
+		t.Errorf("month page with DynamoDB answering 100 ms late took %v: the link did not slow it", took)
 	}
 }
 

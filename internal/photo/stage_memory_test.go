@@ -64,7 +64,7 @@ func (h *heapWatch) grew() int64 { return int64(h.peak) - int64(h.base) }
 // as `ndiro` runs them: photos in s3.bolt, through gofakes3.
 func startLocal(t *testing.T) *localenv.Env {
 	t.Helper()
-	env, err := localenv.Start(context.Background(), localenv.Options{DataDir: t.TempDir(), Tables: dynamo.NewTables("t-"), Bucket: "b", NoSignIn: true})
+	env, err := localenv.Start(context.Background(), localenv.Options{DataDir: t.TempDir(), Tables: dynamo.NewTables("t-"), Bucket: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}

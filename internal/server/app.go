@@ -74,6 +74,11 @@ type Backends struct {
 	// local mode's journal count into it too. nil makes one of its own
 	// (App.Metrics), counting the app's requests and figures only.
 	Metrics *metrics.Metrics
+	// SignIn, if set, is local mode's stand-in sign-in for browsers
+	// (localenv.Env.SignIn), whose GETs the app serves under
+	// localenv.SignInPath; nil in server and AWS mode, whose provider is
+	// elsewhere.
+	SignIn http.Handler
 }
 
 // leaseHealth is /readyz's lease check: LeaseHealth, else Lease.Err,
@@ -427,6 +432,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		WriteHealth: b.writeHealth(),
 		Ready:       ready,
 		Metrics:     mx,
+		SignIn:      b.SignIn,
 	})
 	if err != nil {
 		return nil, err

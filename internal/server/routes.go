@@ -16,6 +16,7 @@ import (
 	"ndiro/internal/admin"
 	"ndiro/internal/auth"
 	"ndiro/internal/invite"
+	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
 	"ndiro/internal/metrics"
 	"ndiro/internal/share"
@@ -45,6 +46,9 @@ type Deps struct {
 	// Metrics, if set, counts every request by route pattern
 	// (ndiro_http_requests_total, ndiro_http_request_duration_seconds).
 	Metrics *metrics.Metrics
+	// SignIn, if set, answers every GET under localenv.SignInPath: local
+	// mode's stand-in sign-in (Backends.SignIn).
+	SignIn http.Handler
 }
 
 // ServiceWorkerPath is where the service worker (static/sw.js) is served
@@ -115,8 +119,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serve.Se
 // route has one: form, or upload for the meal form with its photo; a
 // body over it is a 413, too many fields a 400, before the handler
 // runs; the import of an export zip alone reads its body itself, within
-// limits of its own). Static files, /healthz and /readyz sit before sessions
-// and never set a cookie. Share recipients' routes (/s/…) never touch the
+// limits of its own). Static files, /healthz, /readyz and local mode's
+// stand-in sign-in (localenv.SignInPath) sit before sessions and never
+// set a cookie. Share recipients' routes (/s/…) never touch the
 // session at all: a recipient has no account, and a signed-in owner or
 // admin opening a link is treated exactly like anyone else.
 func New(d Deps) (*Handler, error) {
@@ -195,6 +200,14 @@ func pages(d Deps, requests *metrics.Requests) *chi.Mux {
 	// app, revalidated on every update check (no digest in its URL:
 	// Static serves it no-cache); pages register it by this path.
 	r.Get(ServiceWorkerPath, serviceWorker(d.Static))
+	// Local mode's stand-in sign-in provider: what a browser asks of it
+	// (its page, authorization, discovery, keys) is a GET; the app's own
+	// token exchange reaches it in the process, never through here.
+	// Another party to the sign-in, so no session; it answers this
+	// machine's browsers only. Absent in server and AWS mode.
+	if d.SignIn != nil {
+		r.Get(localenv.SignInPath+"/*", d.SignIn.ServeHTTP)
+	}
 
 	// Share recipients: no session, no sign-in; the token is the only
 	// credential. Every response, refusals included, carries no-referrer

@@ -160,7 +160,7 @@ func TestStalledDynamoDBCallEndsWithinItsBudget(t *testing.T) {
 	t.Parallel()
 	b, logs, _ := newBounds(limits)
 	st := newStalled(t)
-	db := localenv.NewDynamoClient(st.url, b.DynamoDB)
+	db := localenv.NewDynamoClient(localenv.Endpoint{URL: st.url}, b.DynamoDB)
 	start := time.Now()
 	err := getItem(context.Background(), db)
 	checkUnavailable(t, err, "DynamoDB", time.Since(start), limits.Item)
@@ -178,7 +178,7 @@ func TestStalledS3UploadEndsWithinItsBudget(t *testing.T) {
 	t.Parallel()
 	b, _, _ := newBounds(limits)
 	st := newStalled(t)
-	c := localenv.NewS3Client(st.url, b.S3)
+	c := localenv.NewS3Client(localenv.Endpoint{URL: st.url}, b.S3)
 	start := time.Now()
 	_, err := c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("b"), Key: aws.String("k"), Body: bytes.NewReader(make([]byte, 64<<10))})
 	checkUnavailable(t, err, "S3", time.Since(start), limits.Transfer)
@@ -198,7 +198,7 @@ func TestStalledBodyIsUnavailable(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	t.Cleanup(srv.Close)
-	c := localenv.NewS3Client(srv.URL, b.S3)
+	c := localenv.NewS3Client(localenv.Endpoint{URL: srv.URL}, b.S3)
 	start := time.Now()
 	out, err := c.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String("b"), Key: aws.String("k")})
 	if err != nil {
@@ -232,7 +232,7 @@ func TestSlowAnswersSucceed(t *testing.T) {
 		w.Write([]byte(`{"Item":{"user_id":{"S":"u"}}}`))
 	}))
 	t.Cleanup(srv.Close)
-	db := localenv.NewDynamoClient(srv.URL, b.DynamoDB)
+	db := localenv.NewDynamoClient(localenv.Endpoint{URL: srv.URL}, b.DynamoDB)
 	if err := getItem(context.Background(), db); err != nil {
 		t.Fatalf("GetItem answered after 200 ms: %v, want success", err)
 	}
@@ -262,7 +262,7 @@ func TestStalledAttemptIsRetried(t *testing.T) {
 		w.Write([]byte(`{}`))
 	}))
 	t.Cleanup(srv.Close)
-	db := localenv.NewDynamoClient(srv.URL, b.DynamoDB)
+	db := localenv.NewDynamoClient(localenv.Endpoint{URL: srv.URL}, b.DynamoDB)
 	start := time.Now()
 	if err := getItem(context.Background(), db); err != nil {
 		t.Fatalf("GetItem with one stalled attempt: %v, want success on the second", err)
@@ -288,7 +288,7 @@ func TestRetryableFailuresRunOut(t *testing.T) {
 		w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"boom"}`))
 	}))
 	t.Cleanup(srv.Close)
-	db := localenv.NewDynamoClient(srv.URL, b.DynamoDB)
+	db := localenv.NewDynamoClient(localenv.Endpoint{URL: srv.URL}, b.DynamoDB)
 	err := getItem(context.Background(), db)
 	if !errors.Is(err, storage.ErrUnavailable) {
 		t.Errorf("500 on every attempt: %v, want ErrUnavailable", err)
@@ -312,7 +312,7 @@ func TestRefusalIsPassedThrough(t *testing.T) {
 		w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException","message":"The conditional request failed"}`))
 	}))
 	t.Cleanup(srv.Close)
-	db := localenv.NewDynamoClient(srv.URL, b.DynamoDB)
+	db := localenv.NewDynamoClient(localenv.Endpoint{URL: srv.URL}, b.DynamoDB)
 	err := getItem(context.Background(), db)
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) || errors.Is(err, storage.ErrUnavailable) {
@@ -332,7 +332,7 @@ func TestCallerGoneIsNotUnavailable(t *testing.T) {
 	t.Parallel()
 	b, logs, _ := newBounds(limits)
 	st := newStalled(t)
-	db := localenv.NewDynamoClient(st.url, b.DynamoDB)
+	db := localenv.NewDynamoClient(localenv.Endpoint{URL: st.url}, b.DynamoDB)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-st.conns
@@ -353,7 +353,7 @@ func TestCallerDeadlineIsNotUnavailable(t *testing.T) {
 	t.Parallel()
 	b, logs, _ := newBounds(limits)
 	st := newStalled(t)
-	db := localenv.NewDynamoClient(st.url, b.DynamoDB)
+	db := localenv.NewDynamoClient(localenv.Endpoint{URL: st.url}, b.DynamoDB)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	err := getItem(ctx, db)
@@ -373,7 +373,7 @@ func TestWarnOncePerKindPerMinute(t *testing.T) {
 	fast := config.Storage{Item: 60 * time.Millisecond, Query: 60 * time.Millisecond, Transfer: 60 * time.Millisecond, Attempts: 1}
 	b, logs, clk := newBounds(fast)
 	st := newStalled(t)
-	db := localenv.NewDynamoClient(st.url, b.DynamoDB)
+	db := localenv.NewDynamoClient(localenv.Endpoint{URL: st.url}, b.DynamoDB)
 	ctx := context.Background()
 	for range 3 {
 		if err := getItem(ctx, db); !errors.Is(err, storage.ErrUnavailable) {
@@ -473,7 +473,7 @@ func TestBudgetEndingFirstIsUnavailable(t *testing.T) {
 				return out, md, err
 			}), middleware.After)
 	}
-	db := localenv.NewDynamoClient(st.url, b.DynamoDB, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, late) })
+	db := localenv.NewDynamoClient(localenv.Endpoint{URL: st.url}, b.DynamoDB, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, late) })
 	err := getItem(ctx, db)
 	if !errors.Is(err, storage.ErrUnavailable) {
 		t.Errorf("budget ended first, call returned after the caller's deadline: %v, want ErrUnavailable", err)
