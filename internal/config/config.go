@@ -46,6 +46,17 @@ const DefaultOIDCName = "Google"
 // NDIRO_IMPORT_MAX_BYTES is unset: 8 GiB, years of photos.
 const DefaultImportMaxBytes = 8 << 30
 
+// DefaultQuotaMeals is NDIRO_QUOTA_MEALS when unset: 100,000 meals, twice
+// the 50,000 (more than thirteen years of ten a day) an owner is
+// promised.
+const DefaultQuotaMeals = 100_000
+
+// DefaultQuotaBytes is NDIRO_QUOTA_BYTES when unset: 64 GiB, twice what
+// quotaTakesImport asks of the default NDIRO_IMPORT_MAX_BYTES, so the
+// largest export the import takes fits an empty account with room to
+// spare, and room for the photos of 50,000 meals.
+const DefaultQuotaBytes = 64 << 30
+
 // DefaultPhotoCacheBytes is the photo cache budget when
 // NDIRO_PHOTO_CACHE_BYTES is unset: 64 MiB (DESIGN.md, photos).
 const DefaultPhotoCacheBytes = 64 << 20
@@ -86,6 +97,10 @@ type Config struct {
 	// ImportMaxBytes is the largest export zip POST /account/import
 	// takes, in bytes (NDIRO_IMPORT_MAX_BYTES; DefaultImportMaxBytes).
 	ImportMaxBytes int64
+	// QuotaMeals and QuotaBytes bound what one account stores (user.Quota):
+	// its meals (NDIRO_QUOTA_MEALS; DefaultQuotaMeals) and its photos'
+	// bytes, every copy (NDIRO_QUOTA_BYTES; DefaultQuotaBytes).
+	QuotaMeals, QuotaBytes int64
 	// AdminEmails may sign up without an invite and become admins
 	// (ADMIN_EMAILS, comma-separated, compared lower-cased).
 	AdminEmails []string

@@ -22,6 +22,8 @@ func TestLoadDefaultsAreLocalMode(t *testing.T) {
 		TablePrefix:     "ndiro-",
 		PhotoCacheBytes: 64 << 20,
 		ImportMaxBytes:  8 << 30,
+		QuotaMeals:      100_000,
+		QuotaBytes:      64 << 30,
 		AdminEmails:     []string{"admin@example.com"},
 		OIDCIssuer:      "https://accounts.google.com",
 		OIDCName:        "Google",
@@ -69,7 +71,7 @@ func TestLoadServer(t *testing.T) {
 	}
 	want := Config{
 		Mode: ModeServer, Addr: "127.0.0.1:8080", DataDir: "/var/lib/ndiro", TablePrefix: "ndiro-",
-		BaseURL: "https://ndiro.example.org", PhotoCacheBytes: 64 << 20, ImportMaxBytes: 8 << 30, AdminEmails: []string{"a@example.com"},
+		BaseURL: "https://ndiro.example.org", PhotoCacheBytes: 64 << 20, ImportMaxBytes: 8 << 30, QuotaMeals: 100_000, QuotaBytes: 64 << 30, AdminEmails: []string{"a@example.com"},
 		TrustedProxyHeader: "X-Forwarded-For", OIDCName: "Keycloak", OIDCIssuer: "https://sso.example.org/realms/home",
 		OIDCClientID: "ndiro", OIDCClientSecret: "s3cret",
 		Storage: DefaultStorage, OrphanGrace: time.Hour, Lease: DefaultLease,
