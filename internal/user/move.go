@@ -53,7 +53,8 @@ func (s *Store) ClaimMove(ctx context.Context, oldID, newID string) (*User, erro
 }
 
 // CreateMoving writes the new row of old's move to newID: old's email,
-// role, name, time zone, invite and created_at, status StatusMoving,
+// role, name, time zone, invite, created_at and Usage (the move copies
+// every meal and object, counted already), status StatusMoving,
 // move_from old.ID and move_step firstStep (attribute_not_exists). A row
 // for newID that moves from old.ID already is returned as it is (a
 // re-run); any other row there is ErrExists.
@@ -61,7 +62,7 @@ func (s *Store) CreateMoving(ctx context.Context, old *User, newID, firstStep st
 	u := &User{
 		ID: newID, Email: old.Email, Role: old.Role, Name: old.Name, NameSet: old.NameSet,
 		TimeZone: old.TimeZone, InviteToken: old.InviteToken, CreatedAt: old.CreatedAt,
-		Status: StatusMoving, MoveFrom: old.ID, MoveStep: firstStep,
+		Status: StatusMoving, MoveFrom: old.ID, MoveStep: firstStep, Usage: old.Usage,
 	}
 	err := s.Create(ctx, u)
 	if errors.Is(err, ErrExists) {

@@ -128,20 +128,29 @@ func (q Quota) Reached(u Usage, photoOnly bool) (why string, photos bool) {
 	return "", false
 }
 
-// Refuse returns the 403 page for a write an account at u may not make
-// under q (Reached), saying which bound and what to do, wrapping
-// ErrQuota; nil if it may.
-func (q Quota) Refuse(u Usage, photoOnly bool) error {
+// Message says, for a write an account at u may not make under q
+// (Reached), that nothing was saved, which bound is reached and what to
+// do; "" if it may.
+func (q Quota) Message(u Usage, photoOnly bool) string {
 	why, photos := q.Reached(u, photoOnly)
 	if why == "" {
-		return nil
+		return ""
 	}
 	what := "meals you no longer need"
 	if photos {
 		what = "photos or meals you no longer need (a meal's edit form removes its photo)"
 	}
-	return &web.Error{Status: http.StatusForbidden, Title: "Your diary is full", Err: ErrQuota,
-		Msg: "Nothing was saved: your diary is full, " + why + ". Delete " + what + ", or ask whoever runs this server to raise the limit."}
+	return "Nothing was saved: your diary is full, " + why + ". Delete " + what + ", or ask whoever runs this server to raise the limit."
+}
+
+// Refuse returns the 403 page of Message, wrapping ErrQuota, for a write
+// an account at u may not make under q; nil if it may.
+func (q Quota) Refuse(u Usage, photoOnly bool) error {
+	msg := q.Message(u, photoOnly)
+	if msg == "" {
+		return nil
+	}
+	return &web.Error{Status: http.StatusForbidden, Title: "Your diary is full", Msg: msg, Err: ErrQuota}
 }
 
 // grouped writes n with a comma every three digits: "100,000".
