@@ -121,7 +121,11 @@ var ErrQuota = errors.New("user: quota reached")
 func (q Quota) Reached(u Usage, photoOnly bool) (why string, photos bool) {
 	switch {
 	case !photoOnly && q.Meals > 0 && u.Meals >= q.Meals:
-		return "it holds " + grouped(u.Meals) + " meals, as many as this server keeps for one account (NDIRO_QUOTA_MEALS)", false
+		meals := " meals"
+		if u.Meals == 1 {
+			meals = " meal"
+		}
+		return "it holds " + grouped(u.Meals) + meals + ", as many as this server keeps for one account (NDIRO_QUOTA_MEALS)", false
 	case q.PhotoBytes > 0 && u.PhotoBytes >= q.PhotoBytes:
 		return "its photos take " + web.Bytes(u.PhotoBytes) + ", as much as this server keeps for one account (NDIRO_QUOTA_BYTES)", true
 	}

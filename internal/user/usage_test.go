@@ -137,6 +137,7 @@ func TestQuotaRefuse(t *testing.T) {
 		{name: "below", q: q, u: user.Usage{Meals: 99_999, PhotoBytes: 64<<30 - 1}},
 		{name: "meals at the bound", q: q, u: user.Usage{Meals: 100_000}, want: "it holds 100,000 meals"},
 		{name: "meals past the bound", q: q, u: user.Usage{Meals: 100_002}, want: "it holds 100,002 meals"},
+		{name: "one meal", q: user.Quota{Meals: 1}, u: user.Usage{Meals: 1}, want: "it holds 1 meal,"},
 		{name: "bytes at the bound", q: q, u: user.Usage{PhotoBytes: 64 << 30}, want: "its photos take 64.0 GB"},
 		{name: "a photo, meals at the bound", q: q, u: user.Usage{Meals: 100_000}, photoOnly: true},
 		{name: "a photo, bytes at the bound", q: q, u: user.Usage{PhotoBytes: 64 << 30}, photoOnly: true, want: "photos or meals you no longer need"},
