@@ -184,7 +184,7 @@ func TestQuotaRefusesNewMeal(t *testing.T) {
 		t.Fatalf("a third meal = %d %q, want 403 \"Your diary is full\"", r.StatusCode, r.Text("h1"))
 	}
 	msg := r.Text("main p")
-	for _, want := range []string{"Nothing was saved", "it holds 2 meals", "NDIRO_QUOTA_MEALS", "Delete meals"} {
+	for _, want := range []string{"Your diary is full: it holds 2 meals", "NDIRO_QUOTA_MEALS", "so nothing was saved", "Delete meals"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("refusal %q does not say %q", msg, want)
 		}
@@ -199,7 +199,7 @@ func TestQuotaRefusesNewMeal(t *testing.T) {
 	req.Header.Set(web.ScriptedHeader, "2")
 	r = c.Do(req)
 	got := outboxMessage.FindStringSubmatch(r.Body)
-	if r.StatusCode != http.StatusForbidden || got == nil || !strings.Contains(got[1], "your diary is full") {
+	if r.StatusCode != http.StatusForbidden || got == nil || !strings.Contains(got[1], "Your diary is full: it holds 2 meals") {
 		t.Errorf("the outbox's send = %d, message %q; want 403 and the quota's message", r.StatusCode, got)
 	}
 	if n := len(allMeals(t, app, admin)); n != 2 {
@@ -250,7 +250,7 @@ func TestQuotaRefusesPhotos(t *testing.T) {
 	}
 	edit := "/meals/" + m.Date + "/" + m.ID
 	r := c.PostMultipart(edit, mealForm("notes", "typed", "version", versionOf(t, app, m.ID)), apptest.File{Field: "photo", Name: "o.jpg", Body: otherPhoto(t)})
-	if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.Text("#photo-err"), "your diary is full, its photos take") || r.Text("#notes") != "typed" {
+	if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.Text("#photo-err"), "Your diary is full: its photos take") || r.Text("#notes") != "typed" {
 		t.Errorf("an edit with a photo at the bound = %d, photo message %q, notes %q; want 422, the quota's message, the notes typed", r.StatusCode, r.Text("#photo-err"), r.Text("#notes"))
 	}
 	if after := objects(t, app); strings.Join(after, ",") != strings.Join(before, ",") {

@@ -133,7 +133,7 @@ func (q Quota) Reached(u Usage, photoOnly bool) (why string, photos bool) {
 }
 
 // Message says, for a write an account at u may not make under q
-// (Reached), that nothing was saved, which bound is reached and what to
+// (Reached), which bound is reached, that nothing was saved and what to
 // do; "" if it may.
 func (q Quota) Message(u Usage, photoOnly bool) string {
 	why, photos := q.Reached(u, photoOnly)
@@ -144,7 +144,7 @@ func (q Quota) Message(u Usage, photoOnly bool) string {
 	if photos {
 		what = "photos or meals you no longer need (a meal's edit form removes its photo)"
 	}
-	return "Nothing was saved: your diary is full, " + why + ". Delete " + what + ", or ask whoever runs this server to raise the limit."
+	return "Your diary is full: " + why + ", so nothing was saved. Delete " + what + ", or ask whoever runs this server to raise the limit."
 }
 
 // Refuse returns the 403 page of Message, wrapping ErrQuota, for a write

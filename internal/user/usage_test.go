@@ -155,8 +155,8 @@ func TestQuotaRefuse(t *testing.T) {
 			if !errors.As(err, &we) || we.Status != http.StatusForbidden || !errors.Is(err, user.ErrQuota) || !strings.Contains(we.Msg, c.want) {
 				t.Fatalf("Refuse(%+v) = %v, want a 403 wrapping ErrQuota saying %q", c.u, err, c.want)
 			}
-			if !strings.HasPrefix(we.Msg, "Nothing was saved") {
-				t.Errorf("message %q does not say first that nothing was saved", we.Msg)
+			if !strings.HasPrefix(we.Msg, "Your diary is full: ") || !strings.Contains(we.Msg, "so nothing was saved") {
+				t.Errorf("message %q does not say the diary is full and nothing was saved", we.Msg)
 			}
 		})
 	}
