@@ -1,6 +1,7 @@
 package account_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,6 +50,16 @@ type moveSnapshot struct {
 	objects map[string][]byte
 }
 
+// usage is what the snapshot holds as user.Usage counts it: its meals,
+// and its objects' bodies (after the metadata snapshot puts first).
+func (s moveSnapshot) usage() user.Usage {
+	u := user.Usage{Meals: int64(len(s.meals))}
+	for _, b := range s.objects {
+		u.PhotoBytes += int64(len(b) - bytes.IndexByte(b, '|') - 1)
+	}
+	return u
+}
+
 func newMoveWorld(t *testing.T) *moveWorld {
 	t.Helper()
 	w := &moveWorld{world: newWorld(t)}
@@ -83,6 +94,16 @@ func newMoveWorld(t *testing.T) *moveWorld {
 	w.before = w.snapshot(t, w.id)
 	if len(w.before.meals) != 33 || len(w.before.objects) != 7 {
 		t.Fatalf("victim holds %d meals and %d objects, want 33 and 7", len(w.before.meals), len(w.before.objects))
+	}
+	// Counted, as the writes that made them would have: the meals and
+	// the copy planted here are not.
+	counted, err := w.app.Users.Get(ctx, w.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := w.before.usage()
+	if _, err := w.app.Users.AddUsage(ctx, w.id, user.Usage{Meals: all.Meals - counted.Meals, PhotoBytes: all.PhotoBytes - counted.PhotoBytes}); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.app.Users.MarkAwaitingOwner(ctx, w.id, w.app.Clock.Now()); err != nil {
 		t.Fatal(err)
@@ -153,6 +174,9 @@ func (w *moveWorld) checkMoved(t *testing.T) {
 	}
 	if !u.Active() || u.MoveFrom != w.id || u.AwaitingOwner != nil || u.Email != victimEmail || u.Role != user.RoleAdmin || u.InviteToken != w.claimed {
 		t.Errorf("new row = %+v, want active, moved from %s, unmarked, with the old email, role and invite", u, w.id)
+	}
+	if want := w.before.usage(); u.Usage != want {
+		t.Errorf("new row counts %+v, want the old row's %+v: every meal and object moved with it", u.Usage, want)
 	}
 	if _, err := users.FindAwaitingOwner(ctx, victimEmail); !errors.Is(err, user.ErrNotFound) {
 		t.Errorf("FindAwaitingOwner after the move = %v, want ErrNotFound (mark gone)", err)
