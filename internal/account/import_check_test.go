@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"ndiro/internal/archive"
+	"ndiro/internal/config"
 	"ndiro/internal/meal"
 	"ndiro/internal/share"
 )
@@ -48,5 +49,15 @@ func TestLargestMealImports(t *testing.T) {
 		if f.Name == archive.MealsFile {
 			t.Logf("meals.json of the largest meal: %d bytes; MaxMealBytes %d", f.Size, archive.DefaultLimits.MaxMealBytes)
 		}
+	}
+}
+
+// TestQuotaExportImports: the export of a diary at the default meal
+// quota (a photo a meal, and a few files) has fewer entries than the
+// import reads, so an owner at the quota can move their diary whole.
+func TestQuotaExportImports(t *testing.T) {
+	if entries := config.DefaultQuotaMeals + 16; entries > archive.DefaultLimits.MaxEntries {
+		t.Errorf("an export at NDIRO_QUOTA_MEALS's default (%d meals) may hold %d entries; the import reads at most %d",
+			config.DefaultQuotaMeals, entries, archive.DefaultLimits.MaxEntries)
 	}
 }

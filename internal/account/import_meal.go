@@ -22,9 +22,24 @@ type importJob struct {
 	userID string
 	imp    *user.Import
 	a      *archive.Archive
+	// used is the account's usage as its row held it at the run's last
+	// read or save; imp.Unsaved is what the run added since (usage).
+	used user.Usage
 	// days holds the meals of each date read so far (one Query a date,
 	// whatever its number of meals), with the run's own claims added.
 	days map[string][]meal.Meal
+}
+
+// usage is the account's usage with what the run has added.
+func (j *importJob) usage() user.Usage {
+	return user.Usage{Meals: j.used.Meals + j.imp.Unsaved.Meals, PhotoBytes: j.used.PhotoBytes + j.imp.Unsaved.PhotoBytes}
+}
+
+// quotaMessage is the failure of a run stopped by the quota before meal
+// i of total, for the result page.
+func (j *importJob) quotaMessage(i, total int) string {
+	why, _ := j.im.d.Quota.Reached(j.usage(), false)
+	return fmt.Sprintf("The import stopped before meal %d of %d: your diary is full, %s. The meals imported so far stay. Delete meals or photos you no longer need, or ask whoever runs this server to raise the limit, then upload the zip again: the meals imported so far are skipped.", i+1, total, why)
 }
 
 // claimSalts is how many derived IDs a meal tries (meal.DerivedID of the
@@ -118,6 +133,7 @@ func (j *importJob) one(ctx context.Context, i int, am *archive.Meal) error {
 	if err != nil {
 		return err
 	}
+	j.imp.Unsaved.Meals++
 	j.days[am.Date] = append(j.days[am.Date], *m)
 	j.imp.Imported++
 	if conflict {
@@ -127,8 +143,12 @@ func (j *importJob) one(ctx context.Context, i int, am *archive.Meal) error {
 }
 
 // claim creates meal i's row at meal ID id, with no photo (the claim of
-// step 3 of one): the one place an import writes a new meal.
+// step 3 of one): the one place an import writes a new meal, refused with
+// errQuota when the account holds its quota of meals.
 func (j *importJob) claim(ctx context.Context, i int, am *archive.Meal, id string) (*meal.Meal, error) {
+	if why, _ := j.im.d.Quota.Reached(j.usage(), false); why != "" {
+		return nil, errQuota
+	}
 	m := importedMeal(j.userID, j.imp.ID, id, am, j.im.d.Now())
 	if err := j.im.d.Meals.Create(ctx, m); err != nil {
 		// ErrExists too: a row appeared at the ID since it was read; the
@@ -234,7 +254,8 @@ func (j *importJob) photo(ctx context.Context, i int, m *meal.Meal, am *archive.
 // setPhoto writes m's photo fields on its row. A row changed meanwhile
 // (the owner edited the new meal) is read again and given the photo
 // unless it has one by then (the owner's, which is theirs to keep); a row
-// deleted meanwhile takes the objects just put with it.
+// deleted meanwhile takes the objects just put with it. The bytes of a
+// photo recorded join the run's usage (imp.Unsaved).
 func (j *importJob) setPhoto(ctx context.Context, m *meal.Meal) error {
 	err := j.im.d.Meals.Update(ctx, m)
 	if errors.Is(err, meal.ErrConflict) {
@@ -254,6 +275,9 @@ func (j *importJob) setPhoto(ctx context.Context, m *meal.Meal) error {
 			j.im.d.Log.Warn("photo of an imported meal deleted meanwhile not removed", "user_id", m.UserID, "err", derr)
 		}
 		return nil
+	}
+	if err == nil {
+		j.imp.Unsaved.PhotoBytes += m.PhotoBytes
 	}
 	return err
 }

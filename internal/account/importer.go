@@ -56,6 +56,9 @@ type ImporterDeps struct {
 	Now    func() time.Time
 	// Limits bound the archives Open takes (zero: archive.DefaultLimits).
 	Limits archive.Limits
+	// Quota bounds the account: the run stops, failed, at the meal that
+	// would pass a bound (errQuota).
+	Quota user.Quota
 }
 
 // Importer runs imports of export zips in the background, one run per
@@ -154,6 +157,10 @@ const maxImportPause = time.Minute
 // read from it; the run ends as failed (msgZipGone).
 var errZipGone = errors.New("account: import: the staged zip is gone")
 
+// errQuota: the account reached a bound of its quota; the run ends as
+// failed (quotaMessage).
+var errQuota = errors.New("account: import: the account reached its quota")
+
 // errStopped: the run stopped because the account is being deleted or
 // moved.
 var errStopped = errors.New("account: import stopped: the account is being deleted or moved")
@@ -234,14 +241,14 @@ func (im *Importer) finish(ctx context.Context, userID string, imp *user.Import)
 // meal from Next, inside the write gate, saving the state every few meals
 // and at the end.
 func (im *Importer) runOnce(ctx context.Context, userID string) error {
-	imp, a, err := im.reopen(ctx, userID)
+	imp, a, used, err := im.reopen(ctx, userID)
 	if err != nil || a == nil {
 		return err
 	}
 	im.mu.Lock()
 	every, after := im.every, im.after
 	im.mu.Unlock()
-	j := &importJob{im: im, userID: userID, imp: imp, a: a, days: map[string][]meal.Meal{}}
+	j := &importJob{im: im, userID: userID, imp: imp, a: a, used: used, days: map[string][]meal.Meal{}}
 	meals := a.Meals()
 	saved := imp.Next
 	for i := imp.Next; i < len(meals); i++ {
@@ -250,6 +257,9 @@ func (im *Importer) runOnce(ctx context.Context, userID string) error {
 		}
 		if err := j.one(ctx, i, &meals[i]); errors.Is(err, errZipGone) {
 			imp.State, imp.Error = user.ImportFailed, msgZipGone
+			return saveError(im.finish(ctx, userID, imp))
+		} else if errors.Is(err, errQuota) {
+			imp.State, imp.Error = user.ImportFailed, j.quotaMessage(i, len(meals))
 			return saveError(im.finish(ctx, userID, imp))
 		} else if err != nil {
 			return err
@@ -265,6 +275,7 @@ func (im *Importer) runOnce(ctx context.Context, userID string) error {
 			if err := im.d.Users.SaveImport(ctx, userID, *imp); err != nil {
 				return saveError(err)
 			}
+			j.used, imp.Unsaved = j.usage(), user.Usage{}
 			saved = imp.Next
 		}
 	}
@@ -273,11 +284,18 @@ func (im *Importer) runOnce(ctx context.Context, userID string) error {
 }
 
 // reopen reads userID's running import from its row and opens its staged
-// archive. A nil archive with a nil error means nothing is left to run:
-// no row, no import running, or an import ended here as failed (older
-// than StagedTTL, its zip gone or changed); an account being deleted is
+// archive; used is the account's usage as the row holds it. A nil
+// archive with a nil error means nothing is left to run: no row, no
+// import running, or an import ended here as failed (older than
+// StagedTTL, its zip gone or changed); an account being deleted is
 // errStopped.
-func (im *Importer) reopen(ctx context.Context, userID string) (*user.Import, *archive.Archive, error) {
+func (im *Importer) reopen(ctx context.Context, userID string) (_ *user.Import, _ *archive.Archive, used user.Usage, _ error) {
+	imp, a, err := im.reopenRow(ctx, userID, &used)
+	return imp, a, used, err
+}
+
+// reopenRow is reopen, the row's usage stored in used.
+func (im *Importer) reopenRow(ctx context.Context, userID string, used *user.Usage) (*user.Import, *archive.Archive, error) {
 	u, err := im.d.Users.Get(ctx, userID)
 	switch {
 	case errors.Is(err, user.ErrNotFound):
@@ -290,6 +308,7 @@ func (im *Importer) reopen(ctx context.Context, userID string) (*user.Import, *a
 	case !u.Import.Running():
 		return nil, nil, nil
 	}
+	*used = u.Usage
 	imp := *u.Import
 	imp.Notes = append([]user.ImportNote(nil), imp.Notes...)
 	failed := func(msg string) (*user.Import, *archive.Archive, error) {

@@ -1,6 +1,7 @@
 package account_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -50,6 +51,16 @@ type moveSnapshot struct {
 	objects map[string][]byte
 }
 
+// usage is what the snapshot holds as user.Usage counts it: its meals,
+// and its objects' bodies (after the metadata snapshot puts first).
+func (s moveSnapshot) usage() user.Usage {
+	u := user.Usage{Meals: int64(len(s.meals))}
+	for _, b := range s.objects {
+		u.PhotoBytes += int64(len(b) - bytes.IndexByte(b, '|') - 1)
+	}
+	return u
+}
+
 func newMoveWorld(t *testing.T) *moveWorld {
 	t.Helper()
 	w := &moveWorld{world: newWorld(t)}
@@ -88,6 +99,16 @@ func newMoveWorld(t *testing.T) *moveWorld {
 	// The victim signed up through the provider the deployment used
 	// before; the app's stand-in is the new one.
 	w.app.FromOldProvider(t, w.id)
+	// Counted, as the writes that made them would have: the meals and
+	// the copy planted here are not.
+	counted, err := w.app.Users.Get(ctx, w.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := w.before.usage()
+	if _, err := w.app.Users.AddUsage(ctx, w.id, user.Usage{Meals: all.Meals - counted.Meals, PhotoBytes: all.PhotoBytes - counted.PhotoBytes}); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.app.Users.MarkAwaitingOwner(ctx, w.id, w.app.Clock.Now(), apptest.AdminMark(w.app.Clock.Now())); err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +178,9 @@ func (w *moveWorld) checkMoved(t *testing.T) {
 	}
 	if !u.Active() || u.MoveFrom != w.id || u.AwaitingOwner != nil || u.Email != victimEmail || u.Role != user.RoleAdmin || u.InviteToken != w.claimed {
 		t.Errorf("new row = %+v, want active, moved from %s, unmarked, with the old email, role and invite", u, w.id)
+	}
+	if want := w.before.usage(); u.Usage != want {
+		t.Errorf("new row counts %+v, want the old row's %+v: every meal and object moved with it", u.Usage, want)
 	}
 	if _, err := users.FindAwaitingOwner(ctx, victimEmail); !errors.Is(err, user.ErrNotFound) {
 		t.Errorf("FindAwaitingOwner after the move = %v, want ErrNotFound (mark gone)", err)

@@ -15,6 +15,7 @@ import (
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/share"
+	"ndiro/internal/storage"
 	"ndiro/internal/user"
 	"ndiro/internal/version"
 )
@@ -45,6 +46,9 @@ type Counts struct {
 	SharesActive  int
 	SharesExpired int
 	Invites       invite.Counts
+	// UsageRepaired is how many accounts' user.Usage the recount that
+	// follows the counts repaired (recountUsage).
+	UsageRepaired int
 	// At is when the counts were taken; Took how long the paced reads
 	// needed.
 	At   time.Time
@@ -88,6 +92,11 @@ type Monitor struct {
 	stop   context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// usage is what the last count found of each account whose usage
+	// differed from its row's (recountUsage); only the count job, one at
+	// a time, reads and writes it.
+	usage map[string]usageSeen
 
 	mu       sync.Mutex
 	closed   bool
@@ -186,52 +195,143 @@ func (m *Monitor) WaitCounts(ctx context.Context) error {
 	}
 }
 
-// count computes every count with paced reads and keeps the result.
+// count computes every count with paced reads and keeps the result,
+// then repairs the accounts' usage from them (recountUsage); the count
+// runs until that is done.
 func (m *Monitor) count(ctx context.Context) {
 	start := m.d.Clock.Now()
-	c, err := m.compute(ctx)
+	c, rc, err := m.compute(ctx)
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.counting = false
 	if err != nil {
-		m.countErr = err.Error()
+		m.counting, m.countErr = false, err.Error()
+		m.mu.Unlock()
 		m.d.Log.Error("monitor counts failed", "err", err)
 		return
 	}
 	c.At, c.Took, m.countErr = m.d.Clock.Now(), m.d.Clock.Now().Sub(start), ""
 	m.counts = c
+	m.mu.Unlock()
+
+	n, err := m.recountUsage(ctx, rc)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.counting = false
+	if n > 0 {
+		done := *m.counts
+		done.UsageRepaired = n
+		m.counts = &done
+	}
+	if err != nil {
+		m.countErr = err.Error()
+		m.d.Log.Error("usage recount failed", "err", err)
+	}
 }
 
-func (m *Monitor) compute(ctx context.Context) (*Counts, error) {
+// recount is what the counts read of each account, for recountUsage:
+// its users row as read before anything else, and its meals and photo
+// bytes as counted after.
+type recount struct {
+	users   []user.User
+	counted map[string]user.Usage
+}
+
+// usageSeen is a drift one count found: the revision of the account's
+// usage on its row, and what the count counted.
+type usageSeen struct {
+	rev     int64
+	counted user.Usage
+}
+
+// recountUsage repairs the accounts whose usage has drifted (a crash
+// between a write and its count): an active account, no import running,
+// whose row's usage differs from what this count counted, the same as
+// the count before found, at the same revision. Counts are CountsEvery
+// apart, far longer than any write takes from its row or object to its
+// count, so a drift seen twice with no counted write between is no write
+// half-way; the repair (user.Store.RepairUsage) is conditional on the
+// revision still, against writes since. A drift seen once waits for the
+// next count. It returns how many rows it repaired. A write storage
+// refuses (a full disk) leaves the rest to the next count.
+func (m *Monitor) recountUsage(ctx context.Context, rc recount) (int, error) {
+	before := m.usage
+	m.usage = map[string]usageSeen{}
+	n, refused := 0, false
+	for _, u := range rc.users {
+		got := rc.counted[u.ID]
+		if !u.Active() || u.Import.Running() || got == u.Usage {
+			continue
+		}
+		seen := usageSeen{rev: u.UsageRev, counted: got}
+		m.usage[u.ID] = seen
+		if refused || before[u.ID] != seen {
+			continue
+		}
+		ok, err := m.d.Users.RepairUsage(ctx, u.ID, u.UsageRev, got)
+		if storage.Refused(err) != nil {
+			m.d.Log.Warn("usage not repaired: storage refuses writes; the next count tries again", "err", err)
+			refused = true
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+			delete(m.usage, u.ID)
+			m.d.Log.Info("usage repaired", "user_id", u.ID, "meals_was", u.Meals, "meals", got.Meals,
+				"photo_bytes_was", u.PhotoBytes, "photo_bytes", got.PhotoBytes)
+		}
+	}
+	return n, nil
+}
+
+func (m *Monitor) compute(ctx context.Context) (*Counts, recount, error) {
 	pace := m.reads.Wait
 	now := m.d.Clock.Now()
 	c := &Counts{}
+	rc := recount{counted: map[string]user.Usage{}}
 	var err error
-	if c.Users, err = m.d.Users.Count(ctx, pace); err != nil {
-		return nil, err
+	// The rows first: a write after this read moves a row's revision on.
+	if rc.users, err = m.d.Users.ListPaced(ctx, pace); err != nil {
+		return nil, rc, err
 	}
-	if c.Meals, err = m.d.Meals.Count(ctx, pace); err != nil {
-		return nil, err
+	if c.Users, err = m.d.Users.Count(ctx, pace); err != nil {
+		return nil, rc, err
+	}
+	meals, err := m.d.Meals.CountByOwner(ctx, pace)
+	if err != nil {
+		return nil, rc, err
+	}
+	for id, n := range meals {
+		c.Meals += int(n)
+		got := rc.counted[id]
+		got.Meals = n
+		rc.counted[id] = got
 	}
 	if c.SharesActive, c.SharesExpired, err = m.d.Shares.Count(ctx, pace, now); err != nil {
-		return nil, err
+		return nil, rc, err
 	}
 	if c.Invites, err = m.d.Invites.Count(ctx, pace, now); err != nil {
-		return nil, err
+		return nil, rc, err
 	}
 	err = m.d.Photos.List(ctx, "users/", m.s3.Wait, func(o photo.ObjectInfo) error {
 		c.Photos++
 		c.PhotoBytes += o.Size
+		if id, ok := photo.OwnerOfKey(o.Key); ok {
+			got := rc.counted[id]
+			got.PhotoBytes += o.Size
+			rc.counted[id] = got
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, rc, err
 	}
 	err = m.d.Photos.List(ctx, "pending/", m.s3.Wait, func(photo.ObjectInfo) error {
 		c.Pending++
 		return nil
 	})
-	return c, err
+	return c, rc, err
 }
 
 // Process is the process panel: how this one ndiro process runs. Its

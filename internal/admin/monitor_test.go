@@ -27,6 +27,7 @@ import (
 	"ndiro/internal/admin"
 	"ndiro/internal/apptest"
 	"ndiro/internal/localenv"
+	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/user"
 )
@@ -497,5 +498,119 @@ func TestOrphanGraceSetting(t *testing.T) {
 	app.Clock.Advance(2 * admin.Grace)
 	if got := check(); got != "1" {
 		t.Errorf("photos without meal after 4h with a 3h grace = %q, want 1", got)
+	}
+}
+
+// usageOf returns the account's usage as its users row holds it (read
+// past the store's cache) and what storage holds: its meals rows and the
+// bytes of its objects.
+func usageOf(t *testing.T, app *apptest.App, id string) (row, truth user.Usage) {
+	t.Helper()
+	ctx := context.Background()
+	out, err := app.Env.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(app.Tables.Users.Name), Key: map[string]types.AttributeValue{"user_id": s(id)}, ConsistentRead: aws.Bool(true)})
+	if err != nil || len(out.Item) == 0 {
+		t.Fatalf("users row of %s: %v", id, err)
+	}
+	var u user.User
+	if err := attributevalue.UnmarshalMap(out.Item, &u); err != nil {
+		t.Fatal(err)
+	}
+	free := func(context.Context, int) error { return nil }
+	meals, err := app.Meals.CountByOwner(ctx, free)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth.Meals = meals[id]
+	err = app.Objects.List(ctx, photo.UserPrefix(id), free, func(o photo.ObjectInfo) error {
+		truth.PhotoBytes += o.Size
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Usage, truth
+}
+
+// TestUsageRepair: a crash between a write and its count (a meal row and
+// a photo object the users row never counted) is found by the monitor's
+// count and repaired once a second count, CountsEvery later, finds the
+// same drift at the same revision of the row; a drift seen once, or a
+// row some counted write changed between the two counts, is left to the
+// next count.
+func TestUsageRepair(t *testing.T) {
+	t.Parallel()
+	app := apptest.New(t)
+	c := app.Client()
+	c.SignIn(adminEmail)
+	id := localenv.Subject(adminEmail)
+	if r := c.PostMultipart("/meals", url.Values{"date": {"2026-09-01"}, "time": {"12:30"}, "kind": {"lunch"}}, apptest.File{Field: "photo", Name: "p.jpg", Body: apptest.JPEG(t, 64, 48, color.RGBA{R: 200})}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add meal = %d", r.StatusCode)
+	}
+	if row, truth := usageOf(t, app, id); row != truth {
+		t.Fatalf("before the crash the row counts %+v, storage holds %+v", row, truth)
+	}
+	crash := func(mealID string) {
+		t.Helper()
+		putMeals(t, app, mealRow(id, "2026-08-01", mealID, "7"))
+		putObject(t, app, photo.Key(id, "2026-08-01", mealID, photo.SizeDisplay), "7")
+	}
+	count := func(step string) string {
+		t.Helper()
+		app.Clock.Advance(admin.CountsEvery)
+		c.Get("/admin/monitor")
+		if err := app.Monitor.WaitCounts(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, lastErr := app.Monitor.Counts(); lastErr != "" {
+			t.Fatalf("%s: count failed: %s", step, lastErr)
+		}
+		return c.Get("/admin/monitor").Text("#count-usage")
+	}
+
+	crash("080000-aaaaaa")
+	if got := count("first count"); got != "0 repaired" {
+		t.Errorf("first count: %q, want 0 repaired", got)
+	}
+	row, truth := usageOf(t, app, id)
+	if row == truth || truth.Meals != 2 {
+		t.Fatalf("after one count the row counts %+v, storage holds %+v: want the drift left (seen once)", row, truth)
+	}
+	if got := count("second count"); got != "1 repaired" {
+		t.Errorf("second count: %q, want 1 repaired", got)
+	}
+	if row, truth := usageOf(t, app, id); row != truth {
+		t.Errorf("after the second count the row counts %+v, storage holds %+v: want them equal", row, truth)
+	}
+
+	// A drift again, seen once; then a meal added and deleted (counted
+	// writes: the row's revision moves, its counts come back) before the
+	// next count, which leaves it; the one after repairs it.
+	crash("090000-bbbbbb")
+	count("third count")
+	if r := c.PostForm("/meals", url.Values{"date": {"2026-09-02"}, "time": {"08:00"}, "kind": {"breakfast"}, "notes": {"toast"}}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("add meal = %d", r.StatusCode)
+	}
+	all, err := app.Meals.All(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := slices.IndexFunc(all, func(m meal.Meal) bool { return m.Date == "2026-09-02" })
+	if added < 0 {
+		t.Fatalf("no meal of 2026-09-02 in %+v", all)
+	}
+	if r := c.PostForm(all[added].DetailURL()+"/delete", url.Values{}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("delete = %d", r.StatusCode)
+	}
+	if got := count("fourth count"); got != "0 repaired" {
+		t.Errorf("fourth count, after counted writes: %q, want 0 repaired", got)
+	}
+	if row, truth := usageOf(t, app, id); row == truth {
+		t.Errorf("the fourth count repaired a row counted writes changed since the third: %+v", row)
+	}
+	if got := count("fifth count"); got != "1 repaired" {
+		t.Errorf("fifth count: %q, want 1 repaired", got)
+	}
+	if row, truth := usageOf(t, app, id); row != truth || truth.Meals != 3 {
+		t.Errorf("after the fifth count the row counts %+v, storage holds %+v: want them equal, 3 meals", row, truth)
 	}
 }

@@ -59,6 +59,18 @@ const (
 	DefaultImportMinWindow       = time.Minute
 )
 
+// DefaultQuotaMeals is NDIRO_QUOTA_MEALS when unset: the 50,000 meals
+// (more than thirteen years of ten a day) an owner is promised; the
+// export of a diary at the quota, a photo a meal, stays well within what
+// the import reads (archive.DefaultLimits).
+const DefaultQuotaMeals = 50_000
+
+// DefaultQuotaBytes is NDIRO_QUOTA_BYTES when unset: 64 GiB, twice what
+// quotaTakesImport asks of the default NDIRO_IMPORT_MAX_BYTES, so the
+// largest export the import takes fits an empty account with room to
+// spare, and room for the photos of 50,000 meals.
+const DefaultQuotaBytes = 64 << 30
+
 // DefaultPhotoCacheBytes is the photo cache budget when
 // NDIRO_PHOTO_CACHE_BYTES is unset: 64 MiB (DESIGN.md, photos).
 const DefaultPhotoCacheBytes = 64 << 20
@@ -110,6 +122,10 @@ type Config struct {
 	// (NDIRO_IMPORT_MIN_BYTES, NDIRO_IMPORT_MIN_WINDOW).
 	ImportMinBytes  int64
 	ImportMinWindow time.Duration
+	// QuotaMeals and QuotaBytes bound what one account stores (user.Quota):
+	// its meals (NDIRO_QUOTA_MEALS; DefaultQuotaMeals) and its photos'
+	// bytes, every copy (NDIRO_QUOTA_BYTES; DefaultQuotaBytes).
+	QuotaMeals, QuotaBytes int64
 	// AdminEmails may sign up without an invite and become admins
 	// (ADMIN_EMAILS, comma-separated, compared lower-cased).
 	AdminEmails []string

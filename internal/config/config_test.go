@@ -24,6 +24,8 @@ func TestLoadDefaultsAreLocalMode(t *testing.T) {
 		ImportMaxBytes:  8 << 30,
 		// One import upload an owner, four in all, closed under 64 KiB a minute.
 		ImportStagingPerOwner: 1, ImportStagingMax: 4, ImportMinBytes: 64 << 10, ImportMinWindow: time.Minute,
+		QuotaMeals:       DefaultQuotaMeals,
+		QuotaBytes:       64 << 30,
 		AdminEmails:      []string{"admin@example.com"},
 		OIDCIssuer:       "https://accounts.google.com",
 		OIDCName:         "Google",
@@ -72,7 +74,7 @@ func TestLoadServer(t *testing.T) {
 	}
 	want := Config{
 		Mode: ModeServer, Addr: "127.0.0.1:8080", DataDir: "/var/lib/ndiro", TablePrefix: "ndiro-",
-		BaseURL: "https://ndiro.example.org", PhotoCacheBytes: 64 << 20, ImportMaxBytes: 8 << 30,
+		BaseURL: "https://ndiro.example.org", PhotoCacheBytes: 64 << 20, ImportMaxBytes: 8 << 30, QuotaMeals: DefaultQuotaMeals, QuotaBytes: 64 << 30,
 		ImportStagingPerOwner: 1, ImportStagingMax: 4, ImportMinBytes: 64 << 10, ImportMinWindow: time.Minute, AdminEmails: []string{"a@example.com"},
 		TrustedProxyHeader: "X-Forwarded-For", OIDCName: "Keycloak", OIDCIssuer: "https://sso.example.org/realms/home",
 		OIDCClientID: "ndiro", OIDCClientSecret: "s3cret",

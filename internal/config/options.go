@@ -52,6 +52,8 @@ var options = []option{
 	{"NDIRO_IMPORT_STAGING_MAX", strconv.Itoa(DefaultImportStagingMax), parseImportStagingMax},
 	{"NDIRO_IMPORT_MIN_BYTES", strconv.Itoa(DefaultImportMinBytes), parseImportMinBytes},
 	{"NDIRO_IMPORT_MIN_WINDOW", DefaultImportMinWindow.String(), parseImportMinWindow},
+	{"NDIRO_QUOTA_MEALS", strconv.Itoa(DefaultQuotaMeals), parseQuotaMeals},
+	{"NDIRO_QUOTA_BYTES", strconv.FormatInt(DefaultQuotaBytes, 10), parseQuotaBytes},
 	{"NDIRO_TRUSTED_PROXY_HEADER", "", parseTrustedProxyHeader},
 	{"NDIRO_DEMO", "", parseDemo},
 	{"ADMIN_EMAILS", "", parseAdminEmails},
@@ -80,6 +82,7 @@ var rules = []rule{
 	awsRequired,
 	serverRequired,
 	orphanGrace,
+	quotaTakesImport,
 	metricsListener,
 	leaseWindow,
 }
@@ -247,6 +250,49 @@ func parseImportMinWindow(c *Config, v string) error {
 		return fmt.Errorf("NDIRO_IMPORT_MIN_WINDOW must be a duration from 1s to 1h like 60s, not %q", v)
 	}
 	c.ImportMinWindow = d
+	return nil
+}
+
+// MaxQuotaMeals is the largest NDIRO_QUOTA_MEALS: a billion meals, far
+// past any diary.
+const MaxQuotaMeals = 1_000_000_000
+
+func parseQuotaMeals(c *Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > MaxQuotaMeals {
+		return fmt.Errorf("NDIRO_QUOTA_MEALS must be a whole number of meals from 1 to %d, not %q", MaxQuotaMeals, v)
+	}
+	c.QuotaMeals = n
+	return nil
+}
+
+// MaxQuotaBytes is the largest NDIRO_QUOTA_BYTES, 1 PiB: the counts on
+// the users rows stay exact where an emulator adds them as float64.
+const MaxQuotaBytes = 1 << 50
+
+func parseQuotaBytes(c *Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > MaxQuotaBytes {
+		return fmt.Errorf("NDIRO_QUOTA_BYTES must be a whole number of bytes from 1 to %d (1 PiB), not %q", int64(MaxQuotaBytes), v)
+	}
+	c.QuotaBytes = n
+	return nil
+}
+
+// StoredPerExported is how many times its bytes in an export zip a photo
+// may take once stored: the zip holds its display copy, the bucket that
+// copy, its thumbnail and its sized copies (package photo's
+// TestMakeVariants holds the fixtures to it).
+const StoredPerExported = 4
+
+// quotaTakesImport requires NDIRO_QUOTA_BYTES to be at least
+// StoredPerExported times NDIRO_IMPORT_MAX_BYTES, so that the largest
+// export zip the import takes fits an empty account: a smaller quota
+// would stop an import of ndiro's own export part-way.
+func quotaTakesImport(c *Config, _ func(string) string) error {
+	if min := StoredPerExported * c.ImportMaxBytes; c.QuotaBytes < min {
+		return fmt.Errorf("NDIRO_QUOTA_BYTES must be at least %d (%d times NDIRO_IMPORT_MAX_BYTES, what the largest zip the import takes stores), not %d: raise it or lower NDIRO_IMPORT_MAX_BYTES", min, StoredPerExported, c.QuotaBytes)
+	}
 	return nil
 }
 

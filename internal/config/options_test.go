@@ -222,6 +222,51 @@ func TestParseImportMinRate(t *testing.T) {
 	})
 }
 
+func TestParseQuotaMeals(t *testing.T) {
+	bad := "NDIRO_QUOTA_MEALS must be a whole number of meals from 1 to 1000000000"
+	runOption(t, "NDIRO_QUOTA_MEALS", []optionCase{
+		{name: "meals", value: "50000", want: Config{QuotaMeals: 50_000}},
+		{name: "one", value: "1", want: Config{QuotaMeals: 1}},
+		{name: "a billion", value: "1000000000", want: Config{QuotaMeals: MaxQuotaMeals}},
+		{name: "over a billion", value: "1000000001", wantErr: bad},
+		{name: "zero", value: "0", wantErr: bad},
+		{name: "negative", value: "-5", wantErr: bad},
+		{name: "grouped", value: "100,000", wantErr: bad},
+	})
+}
+
+func TestParseQuotaBytes(t *testing.T) {
+	bad := "NDIRO_QUOTA_BYTES must be a whole number of bytes from 1 to 1125899906842624 (1 PiB)"
+	runOption(t, "NDIRO_QUOTA_BYTES", []optionCase{
+		{name: "bytes", value: "34359738368", want: Config{QuotaBytes: 32 << 30}},
+		{name: "1 PiB", value: "1125899906842624", want: Config{QuotaBytes: MaxQuotaBytes}},
+		{name: "over 1 PiB", value: "1125899906842625", wantErr: bad},
+		{name: "zero", value: "0", wantErr: bad},
+		{name: "negative", value: "-1", wantErr: bad},
+		{name: "unit", value: "64GiB", wantErr: bad},
+	})
+}
+
+// TestQuotaTakesImport: the byte quota must hold what the largest zip
+// the import takes stores, StoredPerExported times its size.
+func TestQuotaTakesImport(t *testing.T) {
+	c := Config{ImportMaxBytes: 1 << 30, QuotaBytes: 4 << 30}
+	if err := quotaTakesImport(&c, nil); err != nil {
+		t.Errorf("quota 4 GiB with imports of 1 GiB: %v, want nil", err)
+	}
+	c.QuotaBytes--
+	if err := quotaTakesImport(&c, nil); err == nil || !strings.Contains(err.Error(), "NDIRO_QUOTA_BYTES must be at least 4294967296") {
+		t.Errorf("quota a byte under 4 GiB with imports of 1 GiB: %v, want it refused naming 4294967296", err)
+	}
+	_, err := Load(env(map[string]string{"NDIRO_QUOTA_BYTES": "34359738367"}))
+	if err == nil || !strings.Contains(err.Error(), "at least 34359738368") || !strings.Contains(err.Error(), "NDIRO_IMPORT_MAX_BYTES") {
+		t.Errorf("Load with a quota under 32 GiB and the default import limit = %v, want it refused (at least 34359738368, naming NDIRO_IMPORT_MAX_BYTES)", err)
+	}
+	if _, err := Load(env(map[string]string{"NDIRO_QUOTA_BYTES": "1073741824", "NDIRO_IMPORT_MAX_BYTES": "268435456"})); err != nil {
+		t.Errorf("Load with a 1 GiB quota and imports of 256 MiB = %v, want nil", err)
+	}
+}
+
 func TestParseDecodeBudget(t *testing.T) {
 	bad := "at least 16777216 (16 MiB)"
 	runOption(t, "NDIRO_DECODE_BUDGET_BYTES", []optionCase{
@@ -556,6 +601,10 @@ func TestOptionsDefaults(t *testing.T) {
 		"NDIRO_IMPORT_STAGING_MAX":       "4",
 		"NDIRO_IMPORT_MIN_BYTES":         "65536",
 		"NDIRO_IMPORT_MIN_WINDOW":        "1m0s",
+		// The 50,000 meals an owner is promised; 64 GiB, twice what the
+		// default import limit stores.
+		"NDIRO_QUOTA_MEALS": "50000",
+		"NDIRO_QUOTA_BYTES": "68719476736",
 		// The storage budgets: a stalled backend fails a page in seconds.
 		"NDIRO_STORAGE_ITEM_TIMEOUT":     "4s",
 		"NDIRO_STORAGE_QUERY_TIMEOUT":    "10s",

@@ -103,16 +103,23 @@ func Seed(ctx context.Context, d Deps, o Options) (*Result, error) {
 	for i := days - 1; i >= 0; i-- {
 		plan = append(plan, planDay(today.AddDays(-i), now)...)
 	}
-	var mu sync.Mutex
+	var (
+		mu   sync.Mutex
+		used user.Usage // every meal's, those a seed cut short wrote too
+	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(2)
 	for i, p := range plan {
 		g.Go(func() error {
-			created, err := write(gctx, d, o.OwnerID, p, photo.Version(now.UnixNano()+int64(i)), w, h)
+			m, created, err := write(gctx, d, o.OwnerID, p, photo.Version(now.UnixNano()+int64(i)), w, h)
+			mu.Lock()
+			defer mu.Unlock()
 			if created {
-				mu.Lock()
 				res.Meals++
-				mu.Unlock()
+			}
+			if m != nil {
+				used.Meals++
+				used.PhotoBytes += m.PhotoBytes
 			}
 			return err
 		})
@@ -139,7 +146,7 @@ func Seed(ctx context.Context, d Deps, o Options) (*Result, error) {
 	res.ShareToken = tok
 	err = d.Users.Create(ctx, &user.User{
 		ID: o.OwnerID, Email: Email, Role: user.RoleOwner, Status: user.StatusActive,
-		Name: Name, NameSet: true, CreatedAt: now,
+		Name: Name, NameSet: true, CreatedAt: now, Usage: used,
 	})
 	if err != nil && !errors.Is(err, user.ErrExists) {
 		return nil, fmt.Errorf("demo: %w", err)
@@ -217,15 +224,16 @@ func planDay(d meal.Date, now time.Time) []planned {
 }
 
 // write stores one planned meal: its photo through the upload pipeline
-// (both copies, tagged with v), then its row. created is false for a meal
-// a cut-short seed had already written.
-func write(ctx context.Context, d Deps, ownerID string, p planned, v photo.Version, w, h int) (created bool, err error) {
+// (both copies, tagged with v), then its row, and returns the meal as
+// stored (nil on error). created is false for a meal a cut-short seed had
+// already written.
+func write(ctx context.Context, d Deps, ownerID string, p planned, v photo.Version, w, h int) (_ *meal.Meal, created bool, err error) {
 	m := p.meal
 	m.UserID = ownerID
-	if _, err := d.Meals.Get(ctx, ownerID, meal.DateOf(m.DateTime()), m.ID); err == nil {
-		return false, nil // written by a seed cut short: keep it and its photo
+	if had, err := d.Meals.Get(ctx, ownerID, meal.DateOf(m.DateTime()), m.ID); err == nil {
+		return had, false, nil // written by a seed cut short: keep it and its photo
 	} else if !errors.Is(err, meal.ErrNotFound) {
-		return false, fmt.Errorf("demo: %w", err)
+		return nil, false, fmt.Errorf("demo: %w", err)
 	}
 	now := d.Now().UTC()
 	m.CreatedAt, m.UpdatedAt = now, now
@@ -233,27 +241,27 @@ func write(ctx context.Context, d Deps, ownerID string, p planned, v photo.Versi
 		img := drawPhoto(rand.New(rand.NewPCG(p.seed, 1)), p.dish, w, h)
 		var buf bytes.Buffer
 		if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90}); err != nil {
-			return false, fmt.Errorf("demo: encode photo: %w", err)
+			return nil, false, fmt.Errorf("demo: encode photo: %w", err)
 		}
 		proc, err := d.Pipeline.Process(ctx, buf.Bytes())
 		if err != nil {
-			return false, fmt.Errorf("demo: photo: %w", err)
+			return nil, false, fmt.Errorf("demo: photo: %w", err)
 		}
 		m.Photo = meal.PhotoOf(proc, v)
 		keys := m.PhotoKeys()
 		if err := d.Photos.Put(ctx, keys[0], proc.Display, v); err != nil {
-			return false, err
+			return nil, false, err
 		}
 		if err := d.Photos.Put(ctx, keys[1], proc.Thumb, v); err != nil {
-			return false, err
+			return nil, false, err
 		}
 	}
 	err = d.Meals.Create(ctx, &m)
 	if errors.Is(err, meal.ErrExists) {
-		return false, nil
+		return &m, false, nil // the same planned meal, written meanwhile
 	}
 	if err != nil {
-		return false, fmt.Errorf("demo: %w", err)
+		return nil, false, fmt.Errorf("demo: %w", err)
 	}
-	return true, nil
+	return &m, true, nil
 }

@@ -13,7 +13,35 @@ import (
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
+	"ndiro/internal/user"
 )
+
+// wantUsage fails the test unless the owner's users row counts what
+// storage holds: the meals rows and the bytes of the owner's objects.
+func wantUsage(t *testing.T, app *apptest.App, owner string) {
+	t.Helper()
+	ctx := context.Background()
+	u, err := app.Users.Get(ctx, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := func(context.Context, int) error { return nil }
+	meals, err := app.Meals.CountByOwner(ctx, free)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := user.Usage{Meals: meals[owner]}
+	err = app.Objects.List(ctx, photo.UserPrefix(owner), free, func(o photo.ObjectInfo) error {
+		truth.PhotoBytes += o.Size
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Usage != truth || truth.PhotoBytes == 0 {
+		t.Errorf("the demo owner's row counts %+v, storage holds %+v; want them equal, with photos", u.Usage, truth)
+	}
+}
 
 func deps(app *apptest.App, now time.Time) demo.Deps {
 	return demo.Deps{
@@ -43,6 +71,7 @@ func TestSeed(t *testing.T) {
 	if !res.Seeded || res.Meals != len(ms) || res.ShareToken == "" {
 		t.Fatalf("Seed = %+v with %d meals stored", res, len(ms))
 	}
+	wantUsage(t, app, owner)
 	days := map[string]int{}
 	thumbs := map[string]bool{}
 	withNumbers := 0
@@ -123,6 +152,7 @@ func TestSeedFinishesACutShortSeed(t *testing.T) {
 			t.Errorf("meal %d: %s v%d, was %s v%d", i, second[i].SK, second[i].PhotoV, first[i].SK, first[i].PhotoV)
 		}
 	}
+	wantUsage(t, app, owner)
 	if shares, _ := app.Shares.ListByOwner(context.Background(), owner); len(shares) != 1 {
 		t.Errorf("%d share links after the re-seed, want 1", len(shares))
 	}

@@ -54,6 +54,7 @@ type Handler struct {
 	now      func() time.Time
 	log      *slog.Logger
 	uploads  *limit.Limiter // photo uploads, per owner
+	quota    user.Quota
 	// searchPace holds every owner's searches together to
 	// SearchReadUnitsPerSecond.
 	searchPace *limit.Pacer
@@ -75,6 +76,10 @@ type Deps struct {
 	// Clock is what searches wait on for read units (limit.Pacer); nil is
 	// the wall clock.
 	Clock limit.Clock
+	// Quota bounds each account: an edit bringing a photo to an account
+	// at its byte bound is refused (a new meal is refused before its
+	// form is read, by the route's guard: server.refuseFull).
+	Quota user.Quota
 	Log   *slog.Logger
 }
 
@@ -85,8 +90,8 @@ func NewHandler(d Deps) *Handler {
 		clock = d.Clock
 	}
 	return &Handler{
-		w:     &writer{rows: d.Store, objects: d.Photos, forget: d.Server.Cache().Forget, kick: d.Variants.Kick, log: d.Log},
-		store: d.Store, users: d.Users, photos: d.Photos, server: d.Server, pipeline: d.Pipeline, pages: d.Pages, now: d.Now, log: d.Log,
+		w:     &writer{rows: d.Store, objects: d.Photos, forget: d.Server.Cache().Forget, kick: d.Variants.Kick, usage: d.Users.AddUsage, log: d.Log},
+		store: d.Store, users: d.Users, photos: d.Photos, server: d.Server, pipeline: d.Pipeline, pages: d.Pages, now: d.Now, log: d.Log, quota: d.Quota,
 		uploads:    limit.New(limit.Rule{Every: UploadEvery, Burst: UploadBurst, MaxKeys: uploadKeys}, d.Now),
 		searchPace: limit.NewPacer(SearchReadUnitsPerSecond, SearchReadUnitsBurst, clock),
 	}

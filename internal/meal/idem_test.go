@@ -320,8 +320,8 @@ func TestClaimsAreNoMeals(t *testing.T) {
 		t.Errorf("Search = %d meals, %d read, %v: want 1 and 1", len(page.Meals), page.Read, err)
 	}
 	free := func(context.Context, int) error { return nil }
-	if n, err := app.Meals.Count(ctx, free); err != nil || n != 1 {
-		t.Errorf("Count = %d, %v, want 1", n, err)
+	if n, err := app.Meals.CountByOwner(ctx, free); err != nil || len(n) != 1 || n[owner] != 1 {
+		t.Errorf("CountByOwner = %v, %v, want 1 meal of %s", n, err, owner)
 	}
 	if all, err := app.Meals.AllPaced(ctx, owner, free); err != nil || len(all) != 1 {
 		t.Errorf("AllPaced = %d meals, %v, want 1", len(all), err)

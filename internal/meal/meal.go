@@ -120,16 +120,20 @@ type Photo struct {
 	// stores). The variant job adds the sized copies and records them
 	// here (Store.RecordSet); PhotoKeys lists the objects from it.
 	PhotoSet photo.Set `dynamodbav:"photo_set,omitempty" json:"-"`
+	// PhotoBytes is the bytes of the copies PhotoSet holds, together
+	// (photo_bytes; 0 on rows written before it was kept): what deleting
+	// or replacing the photo takes off its owner's user.Usage.
+	PhotoBytes int64 `dynamodbav:"photo_bytes,omitempty" json:"-"`
 }
 
 // takenLayout is how PhotoTaken writes a camera wall-clock time.
 const takenLayout = "2006-01-02T15:04:05"
 
 // newPhoto is the one place a Photo is made: version v, a display copy of
-// w×h and a thumbnail of tw×th pixels, taken at the camera wall-clock time
-// taken (the zero time if unknown).
-func newPhoto(v photo.Version, w, h, tw, th int, taken time.Time) Photo {
-	p := Photo{PhotoV: v, PhotoW: w, PhotoH: h, ThumbW: tw, ThumbH: th}
+// w×h and a thumbnail of tw×th pixels, of size bytes together, taken at
+// the camera wall-clock time taken (the zero time if unknown).
+func newPhoto(v photo.Version, w, h, tw, th int, size int64, taken time.Time) Photo {
+	p := Photo{PhotoV: v, PhotoW: w, PhotoH: h, ThumbW: tw, ThumbH: th, PhotoBytes: size}
 	if !taken.IsZero() {
 		p.PhotoTaken = taken.Format(takenLayout)
 	}
@@ -140,7 +144,7 @@ func newPhoto(v photo.Version, w, h, tw, th int, taken time.Time) Photo {
 // (sizes and capture time from proc), for a writer that stores proc's two
 // copies itself (the demo seed).
 func PhotoOf(proc *photo.Processed, v photo.Version) Photo {
-	return newPhoto(v, proc.Width, proc.Height, proc.ThumbWidth, proc.ThumbHeight, proc.Taken)
+	return newPhoto(v, proc.Width, proc.Height, proc.ThumbWidth, proc.ThumbHeight, proc.Size(), proc.Taken)
 }
 
 // DateTime returns the meal's date and time of day as a wall-clock time

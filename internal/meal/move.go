@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"ndiro/internal/user"
 )
 
 // move is save for an edit that changes the meal's date or time, which
@@ -36,6 +38,8 @@ func (w *writer) move(ctx context.Context, cur *Meal, c change) (*Meal, error) {
 	if err := w.retire(ctx, cur, &moved); err != nil {
 		return nil, err
 	}
+	// The same meal, at a new key: only a new or removed photo counts.
+	w.count(ctx, cur.UserID, user.Usage{PhotoBytes: moved.PhotoBytes - cur.PhotoBytes})
 	if cur.HasPhoto() {
 		w.drop(ctx, cur.UserID, cur.PhotoKeys())
 	}

@@ -143,7 +143,7 @@ func (h *Handler) keep(r *http.Request, f *Form, up *upload) error {
 		return err
 	}
 	f.Pending = tok
-	up.pending = &photo.Pending{Token: tok, Width: up.proc.Width, Height: up.proc.Height, ThumbWidth: up.proc.ThumbWidth, ThumbHeight: up.proc.ThumbHeight, Taken: up.proc.Taken, Sum: up.sum}
+	up.pending = &photo.Pending{Token: tok, Width: up.proc.Width, Height: up.proc.Height, ThumbWidth: up.proc.ThumbWidth, ThumbHeight: up.proc.ThumbHeight, Taken: up.proc.Taken, Sum: up.sum, Bytes: up.proc.Size()}
 	up.proc = nil
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"ndiro/internal/photo"
 	"ndiro/internal/storage"
+	"ndiro/internal/user"
 )
 
 // The stores a meal write spans, as small interfaces naming only what a
@@ -49,7 +50,22 @@ type writer struct {
 	// kick asks the variant job to make a saved photo's sized copies
 	// (Variants.Kick); nil makes none.
 	kick func(m *Meal)
-	log  *slog.Logger
+	// usage adds to an account's user.Usage (user.Store.AddUsage); nil
+	// counts nothing.
+	usage func(ctx context.Context, id string, add user.Usage) (user.Usage, error)
+	log   *slog.Logger
+}
+
+// count adds add to userID's usage right after the write that changed
+// it, past a cancelled request too (the write is done). A failure is
+// logged: the admin monitor's recount repairs the count.
+func (w *writer) count(ctx context.Context, userID string, add user.Usage) {
+	if w.usage == nil {
+		return
+	}
+	if _, err := w.usage(context.WithoutCancel(ctx), userID, add); err != nil {
+		w.log.Warn("usage not counted", "user_id", userID, "err", err)
+	}
 }
 
 // made tells the variant job about m, a meal just saved with a photo.
@@ -109,13 +125,13 @@ func (u upload) takenAt() time.Time {
 // photo returns the upload as the photo of version v: sizes from the
 // processed or kept copies, the capture time as takenAt gives it.
 func (u upload) photo(v photo.Version) Photo {
-	w, h, tw, th := 0, 0, 0, 0
+	w, h, tw, th, size := 0, 0, 0, 0, int64(0)
 	if u.proc != nil {
-		w, h, tw, th = u.proc.Width, u.proc.Height, u.proc.ThumbWidth, u.proc.ThumbHeight
+		w, h, tw, th, size = u.proc.Width, u.proc.Height, u.proc.ThumbWidth, u.proc.ThumbHeight, u.proc.Size()
 	} else if u.pending != nil {
-		w, h, tw, th = u.pending.Width, u.pending.Height, u.pending.ThumbWidth, u.pending.ThumbHeight
+		w, h, tw, th, size = u.pending.Width, u.pending.Height, u.pending.ThumbWidth, u.pending.ThumbHeight, u.pending.Bytes
 	}
-	return newPhoto(v, w, h, tw, th, u.takenAt())
+	return newPhoto(v, w, h, tw, th, size, u.takenAt())
 }
 
 // put stores the upload as m's photo (m.PhotoV must be set) under
@@ -199,6 +215,7 @@ func (w *writer) create(ctx context.Context, m *Meal, u upload, v photo.Version)
 		}
 		return err
 	}
+	w.count(ctx, m.UserID, user.Usage{Meals: 1, PhotoBytes: m.PhotoBytes})
 	w.done(ctx, m.UserID, u)
 	w.made(m)
 	return nil
@@ -314,6 +331,7 @@ func (w *writer) update(ctx context.Context, cur *Meal, c change) (*Meal, error)
 		return nil, err
 	}
 	if c.remove && cur.HasPhoto() {
+		w.count(ctx, cur.UserID, user.Usage{PhotoBytes: -cur.PhotoBytes})
 		w.drop(ctx, cur.UserID, cur.PhotoKeys())
 	}
 	return &m, nil
@@ -356,6 +374,7 @@ func (w *writer) replace(ctx context.Context, cur, m *Meal, c change) (*Meal, er
 		w.log.Error("meal photo replaced but its row not updated", "user_id", cur.UserID, "err", err)
 		return nil, err
 	}
+	w.count(ctx, cur.UserID, user.Usage{PhotoBytes: m.PhotoBytes - cur.PhotoBytes})
 	w.done(ctx, cur.UserID, c.upload)
 	if old := stale(cur.PhotoKeys(), m.PhotoKeys()); len(old) > 0 {
 		w.drop(ctx, cur.UserID, old)
@@ -407,10 +426,12 @@ func (w *writer) recordPhoto(ctx context.Context, saved *Meal, now time.Time) (*
 		if err != nil {
 			return nil, fmt.Errorf("meal: record replaced photo: %w", err)
 		}
+		was := latest.PhotoBytes
 		latest.Photo = saved.Photo
 		latest.UpdatedAt = now.UTC()
 		err = w.rows.Update(ctx, latest)
 		if err == nil {
+			w.count(ctx, saved.UserID, user.Usage{PhotoBytes: saved.PhotoBytes - was})
 			return latest, nil
 		}
 		if !errors.Is(err, ErrConflict) {

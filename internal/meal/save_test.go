@@ -78,6 +78,10 @@ func TestBadFieldKeepsPhoto(t *testing.T) {
 	if got := objects(t, app); strings.Join(got, ",") != strings.Join(keys, ",") {
 		t.Errorf("objects = %v, want the meal's %v and no pending copies", got, keys)
 	}
+	// The kept copies' bytes are the meal's, counted as any photo's.
+	if used := wantUsage(t, app, "saved with the kept photo", 1, true); ms[0].PhotoBytes != used.PhotoBytes {
+		t.Errorf("the meal records %d bytes of photo, want its copies' %d", ms[0].PhotoBytes, used.PhotoBytes)
+	}
 	if r := c.Get(ms[0].ThumbURL()); r.StatusCode != http.StatusOK || r.Body != thumb.Body {
 		t.Errorf("meal thumbnail = %d, same bytes as the kept one: %v", r.StatusCode, r.Body == thumb.Body)
 	}

@@ -420,15 +420,48 @@ func (s *Store) DeleteAll(ctx context.Context, userID string) (int, error) {
 	return deleted, nil
 }
 
-// Count counts every meal of every owner with a paced Select COUNT Scan,
-// for the admin monitor; idempotency claims are filtered out.
-func (s *Store) Count(ctx context.Context, pace dynamo.Pace) (int, error) {
-	n, err := dynamo.CountPaced(ctx, s.db, s.scanMeals(), pace)
+// CountByOwner counts every meal of every owner, by owner's user ID,
+// with a paced Scan of the partition keys (the admin monitor's counts
+// and its recount of user.Usage); idempotency claims are filtered out.
+// The Scan is strongly consistent: the recount must see every meal
+// written before it began.
+func (s *Store) CountByOwner(ctx context.Context, pace dynamo.Pace) (map[string]int64, error) {
+	in := &dynamodb.ScanInput{
+		TableName:                 aws.String(s.table),
+		Limit:                     s.limit(),
+		ConsistentRead:            aws.Bool(true),
+		FilterExpression:          ownersOfMeals.Filter(),
+		ProjectionExpression:      ownersOfMeals.Projection(),
+		ExpressionAttributeNames:  ownersOfMeals.Names(),
+		ExpressionAttributeValues: ownersOfMeals.Values(),
+	}
+	n := map[string]int64{}
+	err := dynamo.ScanPaced(ctx, s.db, in, pace, func(out *dynamodb.ScanOutput) error {
+		for _, it := range out.Items {
+			if v, ok := it["user_id"].(*types.AttributeValueMemberS); ok {
+				n[v.Value]++
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("meal: count: %w", err)
+		return nil, fmt.Errorf("meal: count by owner: %w", err)
 	}
 	return n, nil
 }
+
+// ownersOfMeals is CountByOwner's Scan: meals only (mealsOnly), their
+// owner's ID alone (a string: the emulator projects numbers as floats).
+var ownersOfMeals = func() expression.Expression {
+	e, err := expression.NewBuilder().
+		WithFilter(expression.Name("sk").LessThan(expression.Value(MealKeyCeiling))).
+		WithProjection(expression.NamesList(expression.Name("user_id"))).
+		Build()
+	if err != nil {
+		panic(err) // a constant expression: fails at start-up in every test
+	}
+	return e
+}()
 
 // ScanPhotos calls fn with every meal of every owner, by a paced Scan (the
 // orphan check). It reads whole items: the in-process emulator turns

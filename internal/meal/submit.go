@@ -208,9 +208,16 @@ func (h *Handler) readEdit(w http.ResponseWriter, r *http.Request, cur *Meal, f 
 		// its seconds, and so its key.
 		edited.Time = cur.Time
 	}
-	up, err := h.readUpload(w, r, f, now)
-	if err != nil {
-		return change{}, err
+	var up upload
+	if msg := h.quota.Message(u.Usage, true); msg != "" && (hasPhoto(r) || f.Pending != "") {
+		// Refused before the photo is read, and a kept one let go: the
+		// rest of the edit is shown again, to save without it.
+		f.Errors["photo"], f.Pending = msg, ""
+	} else {
+		var err error
+		if up, err = h.readUpload(w, r, f, now); err != nil {
+			return change{}, err
+		}
 	}
 	c := change{edited: edited, upload: up, remove: r.Form.Get("remove_photo") == "1" && !up.present(), now: now}
 	if len(f.Errors) == 0 && !up.present() && (c.remove || !cur.HasPhoto()) && edited.Empty() {
@@ -307,6 +314,7 @@ func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
+	h.w.count(r.Context(), old.UserID, user.Usage{Meals: -1, PhotoBytes: -old.PhotoBytes})
 	if old.HasPhoto() {
 		h.w.drop(r.Context(), old.UserID, old.PhotoKeys())
 	}

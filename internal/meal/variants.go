@@ -63,6 +63,9 @@ type VariantDeps struct {
 	Gate *user.Gate
 	// Forget drops a key's bytes from the photo cache.
 	Forget func(key string)
+	// Usage adds the copies' bytes to their owner's user.Usage once they
+	// are recorded (user.Store.AddUsage); nil counts nothing.
+	Usage func(ctx context.Context, id string, add user.Usage) (user.Usage, error)
 	// Pace pays for the scan's reads (dynamo.ScanPaced); nil is unpaced.
 	Pace dynamo.Pace
 	// Duty is the share of one core the job's photo work may take over
@@ -258,7 +261,10 @@ func (v *Variants) Make(ctx context.Context, userID, date, id string) error {
 	if err != nil {
 		return err
 	}
-	var put []string
+	var (
+		put   []string
+		added int64
+	)
 	set := m.PhotoSet.Of()
 	for _, size := range missing.Sizes() {
 		body, ok := made[size]
@@ -272,25 +278,34 @@ func (v *Variants) Make(ctx context.Context, userID, date, id string) error {
 		}
 		v.d.Forget(key)
 		put = append(put, key)
+		added += int64(len(body))
 		set |= photo.SetOf(size)
 	}
-	if err := v.record(ctx, m, set); err != nil {
+	if err := v.record(ctx, m, set, added); err != nil {
 		v.undo(ctx, userID, put)
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) {
 			return nil
 		}
 		return err
 	}
+	if v.d.Usage != nil && added > 0 {
+		if _, err := v.d.Usage(context.WithoutCancel(ctx), userID, user.Usage{PhotoBytes: added}); err != nil {
+			v.d.Log.Warn("usage not counted", "user_id", userID, "err", err)
+		}
+	}
 	return nil
 }
 
-// record writes set on m's row (RecordSet). A row edited meanwhile with
-// its photo kept is read again and written again, up to recordAttempts
+// record writes set on m's row (RecordSet), with added, the bytes of the
+// copies put, added to its PhotoBytes. A row edited meanwhile with its
+// photo kept is read again and written again, up to recordAttempts
 // times; ErrConflict once its photo changed, ErrNotFound once it is gone.
-func (v *Variants) record(ctx context.Context, m *Meal, set photo.Set) error {
+func (v *Variants) record(ctx context.Context, m *Meal, set photo.Set, added int64) error {
 	var err error
 	for range recordAttempts {
-		if err = v.d.Rows.RecordSet(ctx, m, set); !errors.Is(err, ErrConflict) {
+		rec := *m
+		rec.PhotoBytes += added
+		if err = v.d.Rows.RecordSet(ctx, &rec, set); !errors.Is(err, ErrConflict) {
 			return err
 		}
 		latest, gerr := v.d.Rows.Get(ctx, m.UserID, mustDate(m.Date), m.ID)

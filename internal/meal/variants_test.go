@@ -36,7 +36,7 @@ func newVariantJob(t testing.TB, app *apptest.App, objects func(*photo.Store) ob
 	j := &variantJob{gate: &user.Gate{}}
 	j.Variants = meal.NewVariants(meal.VariantDeps{
 		Rows: app.Meals, Objects: obj, Make: pipeline.MakeVariants, Gate: j.gate,
-		Forget: app.Photos.Cache().Forget, Log: slog.New(slog.DiscardHandler), Duty: 0.25,
+		Forget: app.Photos.Cache().Forget, Usage: app.Users.AddUsage, Log: slog.New(slog.DiscardHandler), Duty: 0.25,
 		Sleep: func(_ context.Context, d time.Duration) error {
 			j.mu.Lock()
 			defer j.mu.Unlock()
@@ -84,6 +84,10 @@ func TestVariantsMakeCopies(t *testing.T) {
 	}
 	if objs := objects(t, app); !slices.Equal(objs, keysOf(m, want)) {
 		t.Errorf("objects = %q, want %q", objs, keysOf(m, want))
+	}
+	// The copies' bytes are counted, on the row and the account's.
+	if used := wantUsage(t, app, "the sized copies made", 1, true); got.PhotoBytes != used.PhotoBytes || used.PhotoBytes <= m.PhotoBytes {
+		t.Errorf("the row records %d bytes of photo, the account %d, before the copies %d: want the row's all of its copies", got.PhotoBytes, used.PhotoBytes, m.PhotoBytes)
 	}
 	for _, size := range want.Sizes() {
 		resp := c.Get("/photo/" + m.Date + "/" + m.ID + "?v=" + m.PhotoV.Tag() + "&size=" + string(size))
@@ -144,6 +148,7 @@ func TestVariantsFollowTheMeal(t *testing.T) {
 	if replaced.PhotoSet != 0 || !slices.Equal(objects(t, app), keysOf(replaced, photo.LegacySet)) {
 		t.Errorf("after a replace: set %b, objects %q, want the new legacy copies alone", replaced.PhotoSet, objects(t, app))
 	}
+	wantUsage(t, app, "a photo with its copies replaced", 1, true)
 	if err := j.Make(context.Background(), m.UserID, m.Date, m.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +162,7 @@ func TestVariantsFollowTheMeal(t *testing.T) {
 	if moved.ID == replaced.ID || moved.PhotoSet != replaced.PhotoSet || !slices.Equal(objects(t, app), keysOf(moved, moved.PhotoSet)) {
 		t.Errorf("after a move: id %s set %b objects %q, want %q", moved.ID, moved.PhotoSet, objects(t, app), keysOf(moved, replaced.PhotoSet))
 	}
+	wantUsage(t, app, "a photo with its copies moved", 1, true)
 	// A delete deletes them all.
 	if resp := c.PostForm(moved.DetailURL()+"/delete", nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("delete = %d", resp.StatusCode)
@@ -164,6 +170,7 @@ func TestVariantsFollowTheMeal(t *testing.T) {
 	if objs := objects(t, app); len(objs) != 0 {
 		t.Errorf("after a delete: objects %q, want none", objs)
 	}
+	wantUsage(t, app, "a photo with its copies deleted", 0, false)
 }
 
 // racingObjects runs during before the first Put, as a change made while

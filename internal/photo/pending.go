@@ -90,6 +90,8 @@ type Pending struct {
 	// Sum is the hex SHA-256 of the upload's bytes as sent, as given to
 	// KeepPending; "" if none was.
 	Sum string
+	// Bytes is the length of its two copies together, as stored.
+	Bytes int64
 }
 
 // LookPending returns the pending upload tok of userID, or ErrPendingGone
@@ -98,9 +100,12 @@ func (s *Store) LookPending(ctx context.Context, userID, tok string, now time.Ti
 	if !token.Valid(tok) || userID == "" {
 		return nil, ErrPendingGone
 	}
-	var p *Pending
-	for _, size := range []Size{SizeDisplay, SizeThumb} {
-		out, err := s.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(PendingKey(userID, tok, size))})
+	var (
+		p    *Pending
+		size int64
+	)
+	for _, part := range []Size{SizeDisplay, SizeThumb} {
+		out, err := s.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(PendingKey(userID, tok, part))})
 		var nf *types.NotFound
 		if errors.As(err, &nf) || isNoSuchKey(err) {
 			return nil, ErrPendingGone
@@ -111,7 +116,8 @@ func (s *Store) LookPending(ctx context.Context, userID, tok string, now time.Ti
 		if now.Sub(aws.ToTime(out.LastModified)) > PendingTTL {
 			return nil, ErrPendingGone
 		}
-		if size == SizeDisplay {
+		size += aws.ToInt64(out.ContentLength)
+		if part == SizeDisplay {
 			num := func(k string) int { n, _ := strconv.Atoi(metadata(out.Metadata, k)); return n }
 			p = &Pending{Token: tok, Width: num(metaWidth), Height: num(metaHeight), ThumbWidth: num(metaThumbWidth), ThumbHeight: num(metaThumbHeight)}
 			p.Taken, _ = time.Parse("2006-01-02T15:04:05", metadata(out.Metadata, metaTaken))
@@ -121,6 +127,7 @@ func (s *Store) LookPending(ctx context.Context, userID, tok string, now time.Ti
 	if p.Width <= 0 || p.Height <= 0 || p.ThumbWidth <= 0 || p.ThumbHeight <= 0 {
 		return nil, ErrPendingGone
 	}
+	p.Bytes = size
 	return p, nil
 }
 

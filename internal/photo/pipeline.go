@@ -137,6 +137,9 @@ type Processed struct {
 	Gamut Gamut
 }
 
+// Size is the bytes of p's two copies together, as stored.
+func (p *Processed) Size() int64 { return int64(len(p.Display) + len(p.Thumb)) }
+
 // Defaults of the pipeline's memory admission (DESIGN.md, photos: admit
 // decodes by decoded bytes against a memory budget).
 const (

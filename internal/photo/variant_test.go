@@ -15,6 +15,7 @@ import (
 	xwebp "golang.org/x/image/webp"
 
 	"ndiro/internal/apptest"
+	"ndiro/internal/config"
 	"ndiro/internal/photo"
 )
 
@@ -191,6 +192,15 @@ func TestMakeVariants(t *testing.T) {
 			got, err := p.MakeVariants(context.Background(), proc.Display, want)
 			if err != nil {
 				t.Fatalf("MakeVariants: %v", err)
+			}
+			// What an export's display copy stores, its copies all made.
+			stored := proc.Size()
+			for _, b := range got {
+				stored += int64(len(b))
+			}
+			t.Logf("stored %d bytes for a display copy of %d: %.2f times", stored, len(proc.Display), float64(stored)/float64(len(proc.Display)))
+			if stored > config.StoredPerExported*int64(len(proc.Display)) {
+				t.Errorf("the copies of a %d-byte display copy take %d bytes, over config.StoredPerExported (%d) times", len(proc.Display), stored, config.StoredPerExported)
 			}
 			display, _ := jpeg.Decode(bytes.NewReader(proc.Display))
 			for _, size := range photo.LegacySet.Missing(want).Sizes() {

@@ -275,6 +275,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	photos := photo.NewStore(b.S3, b.Bucket)
 	photoServer := photo.NewServer(photos, photo.NewCache(cfg.PhotoCacheBytes))
 	gate := &user.Gate{}
+	quota := user.Quota{Meals: cfg.QuotaMeals, PhotoBytes: cfg.QuotaBytes}
 	budget, wait := cfg.DecodeBudget, cfg.UploadWait
 	if budget == 0 {
 		budget = photo.DefaultBudget
@@ -291,7 +292,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		// The scan's reads get the monitor's share of the read caps, on a
 		// pacer of their own.
 		variants = meal.NewVariants(meal.VariantDeps{
-			Rows: meals, Objects: photos, Make: pipeline.MakeVariants, Gate: gate, Forget: photoCache.Forget,
+			Rows: meals, Objects: photos, Make: pipeline.MakeVariants, Gate: gate, Forget: photoCache.Forget, Usage: users.AddUsage,
 			Pace: limit.NewPacer(admin.ReadUnitsPerSecond, admin.ReadUnitsBurst, b.clock(now)).Wait, Log: log,
 		})
 	}
@@ -305,7 +306,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	}
 	importer := account.NewImporter(account.ImporterDeps{
 		Users: users, Meals: meals, Photos: photos, Process: pipeline.Process, Gate: gate,
-		Forget: photoCache.Forget, Kick: kick, Log: log, Now: now,
+		Forget: photoCache.Forget, Kick: kick, Quota: quota, Log: log, Now: now,
 	})
 	stagings := account.NewStagings(account.StagingLimits{
 		PerOwner: cfg.ImportStagingPerOwner, Total: cfg.ImportStagingMax, MaxBytes: cfg.ImportMaxBytes,
@@ -385,6 +386,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 			Pages:    pages,
 			Now:      now,
 			Clock:    b.clock(now),
+			Quota:    quota,
 			Log:      log,
 		}),
 		Shares: share.NewHandler(share.Deps{
@@ -430,6 +432,7 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 		}),
 		HSTS:        cfg.Production(),
 		WriteHealth: b.writeHealth(),
+		Quota:       quota,
 		Ready:       ready,
 		Metrics:     mx,
 		SignIn:      b.SignIn,

@@ -89,9 +89,23 @@ func workerState(ctx context.Context) string {
 // its service worker installed and warm.
 func offlineApp(t *testing.T, email string) (*apptest.App, *cut, context.Context) {
 	t.Helper()
+	return offlineAppWith(t, email, apptest.Options{})
+}
+
+// offlineAppWith is offlineApp with o's options (its Wrap goes inside
+// the cut).
+func offlineAppWith(t *testing.T, email string, o apptest.Options) (*apptest.App, *cut, context.Context) {
+	t.Helper()
 	ctx := apptest.Browser(t, 390, 844, 8*time.Minute)
 	net := &cut{}
-	app := apptest.New(t, apptest.Options{Wrap: net.wrap})
+	inner := o.Wrap
+	o.Wrap = func(h http.Handler) http.Handler {
+		if inner != nil {
+			h = inner(h)
+		}
+		return net.wrap(h)
+	}
+	app := apptest.New(t, o)
 	if err := chromedp.Do(ctx, app.BrowserSignIn(email), chromedp.Navigate(app.URL+"/meals"), warmed); err != nil {
 		t.Fatalf("sign in and install the service worker: %v; %s", err, workerState(ctx))
 	}
@@ -327,6 +341,61 @@ func outboxEntries(t *testing.T, ctx context.Context, origin string) int {
 		t.Fatal(err)
 	}
 	return len(data.ObjectStoreDataEntries)
+}
+
+// TestBrowserOutboxQuotaRefused: a meal queued offline for an account
+// at its quota is refused when the network returns:
+// the outbox keeps it, shows it as not saved with the quota's message,
+// and sends it no more on later visits.
+func TestBrowserOutboxQuotaRefused(t *testing.T) {
+	apptest.NeedBrowser(t)
+	t.Parallel()
+	var posts atomic.Int32
+	count := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && r.URL.Path == "/meals" {
+				posts.Add(1)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	app, net, ctx := offlineAppWith(t, "admin@example.com", apptest.Options{Env: map[string]string{"NDIRO_QUOTA_MEALS": "1"}, Wrap: count})
+	photo := filepath.Join(apptest.PhotosDir(t), "small.jpg")
+	day := time.Now().AddDate(0, 0, -1).Format(time.DateOnly)
+	// Another device fills the diary; then this phone, offline, adds a
+	// meal.
+	other := app.Client()
+	other.SignIn("admin@example.com")
+	if r := other.PostForm("/meals", url.Values{"date": {day}, "time": {"07:00"}, "kind": {"breakfast"}, "notes": {"from the other phone"}}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("meal from another device = %d", r.StatusCode)
+	}
+	net.down.Store(true)
+	if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+"/meals/new"), addOffline(photo, day, "08:00", "over the quota", 1)); err != nil {
+		t.Fatalf("queue offline: %v", err)
+	}
+	posts.Store(0)
+	net.down.Store(false)
+	refused := `(() => { const s = document.querySelector("#outbox .outbox-item.refused .outbox-state");
+		return document.querySelectorAll("#outbox .outbox-item").length === 1 && !!s && s.textContent.startsWith("Not saved: Your diary is full: it holds 1 meal,"); })()`
+	if err := chromedp.Do(ctx, chromedp.Reload(), poll(refused)); err != nil {
+		t.Fatalf("the refusal is not shown: %v", err)
+	}
+	sent := posts.Load()
+	if sent != 1 {
+		t.Errorf("the outbox sent the meal %d times, want once", sent)
+	}
+	// Later visits keep it, refused, and send nothing.
+	for range 2 {
+		if err := chromedp.Do(ctx, chromedp.Reload(), poll(refused), poll(`(async () => { const es = await NdiroOutbox.all(); return es.length === 1 && es[0].state === "refused" && !!es[0].photo; })()`)); err != nil {
+			t.Fatalf("after a reload: %v", err)
+		}
+	}
+	if n := posts.Load(); n != sent {
+		t.Errorf("later visits sent the refused meal %d more times, want none", n-sent)
+	}
+	if ms := mealsOf(t, app, "admin@example.com"); len(ms) != 1 || ms[0].Notes != "from the other phone" {
+		t.Errorf("meals = %+v, want the other device's alone", ms)
+	}
 }
 
 // TestBrowserOutboxOnlineAndSync: the two ways a queued meal leaves

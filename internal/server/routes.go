@@ -20,6 +20,7 @@ import (
 	"ndiro/internal/meal"
 	"ndiro/internal/metrics"
 	"ndiro/internal/share"
+	"ndiro/internal/user"
 	"ndiro/internal/web"
 )
 
@@ -41,6 +42,9 @@ type Deps struct {
 	// (Backends.WriteHealth); while it returns an error, unsafe requests
 	// of signed-in users are refused before their form is read.
 	WriteHealth func() error
+	// Quota bounds each account: a new meal or an import for an account
+	// at a bound is refused before its body is read (refuseFull).
+	Quota user.Quota
 	// Ready answers /readyz (readiness.Checker).
 	Ready http.Handler
 	// Metrics, if set, counts every request by route pattern
@@ -115,7 +119,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serve.Se
 // only) → panic recovery → cross-origin protection for unsafe methods
 // (CSRF) → gzip → session load/save → guards → the refusal of unsafe
 // requests while storage takes no writes (a full disk in local mode: 507,
-// before the body is read) → the form limit of the route (every POST
+// before the body is read) → on the routes that add meals (the meal form,
+// the import), the refusal of an account at its quota (403, before the
+// body is read: refuseFull) → the form limit of the route (every POST
 // route has one: form, or upload for the meal form with its photo; a
 // body over it is a 413, too many fields a 400, before the handler
 // runs; the import of an export zip alone reads its body itself, within
@@ -159,6 +165,7 @@ func pages(d Deps, requests *metrics.Requests) *chi.Mux {
 	form := d.Pages.Form(web.FormLimits{MaxBytes: web.MaxFormBytes, MaxFields: web.MaxFormFields})
 	upload := d.Pages.Form(web.FormLimits{MaxBytes: meal.MaxFormBytes, MaxFields: web.MaxFormFields, MaxMemory: meal.FormMemory,
 		TooLarge: fmt.Sprintf("The form was larger than %d MB. Choose a smaller photo.", meal.MaxFormBytes>>20)})
+	full := refuseFull(d.Pages, d.Quota)
 
 	r := chi.NewRouter()
 	if requests != nil {
@@ -263,7 +270,7 @@ func pages(d Deps, requests *metrics.Requests) *chi.Mux {
 			r.Get("/meals/new", d.Pages.Handle(d.Meals.New))
 			r.Get("/meals/search", d.Pages.Handle(d.Meals.Search))
 			r.Get("/meals/pending/{token}", d.Pages.Handle(d.Meals.PendingPhoto))
-			r.With(upload).Post("/meals", d.Pages.Handle(d.Meals.Create))
+			r.With(full, upload).Post("/meals", d.Pages.Handle(d.Meals.Create))
 			r.Get("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Detail))
 			r.Get("/meals/{date}/{meal_id}/edit", d.Pages.Handle(d.Meals.Edit))
 			r.With(upload).Post("/meals/{date}/{meal_id}", d.Pages.Handle(d.Meals.Update))
@@ -286,7 +293,7 @@ func pages(d Deps, requests *metrics.Requests) *chi.Mux {
 			// NDIRO_IMPORT_MAX_BYTES, streamed into the bucket), so it has
 			// its own limits instead of the form middleware's: the size
 			// limit, 10 small fields before the zip, multipart only.
-			r.Post(account.ImportPath, d.Pages.Handle(d.Account.Import))
+			r.With(full).Post(account.ImportPath, d.Pages.Handle(d.Account.Import))
 			r.Get(account.ImportPath, d.Pages.Handle(d.Account.ImportPage))
 			r.Get("/account/delete", d.Pages.Handle(d.Account.DeletePage))
 			r.With(form).Post("/account/delete", d.Pages.Handle(d.Account.Delete))

@@ -75,6 +75,10 @@ type Import struct {
 	// ended (nil while running).
 	StartedAt  time.Time  `dynamodbav:"started_at"`
 	FinishedAt *time.Time `dynamodbav:"finished_at,omitempty"`
+	// Unsaved is what the run added to the account's Usage since its
+	// state was last saved: SaveImport adds it to the row's with the
+	// state, so an import's meals cost no write of their own. Not stored.
+	Unsaved Usage `dynamodbav:"-"`
 }
 
 // Running reports whether imp is an import still to be run.
@@ -139,8 +143,9 @@ func (s *Store) StartImport(ctx context.Context, id string, imp Import) error {
 	return err
 }
 
-// SaveImport writes imp over the account id's import of the same ID, with
-// one conditional UpdateItem: the row exists (ErrNotFound), holds that
+// SaveImport writes imp over the account id's import of the same ID, and
+// adds imp.Unsaved to the row's Usage (moving UsageRev on), with one
+// conditional UpdateItem: the row exists (ErrNotFound), holds that
 // import, still running (ErrState otherwise: another import replaced it,
 // or it was finished), and the account is not being deleted (ErrState),
 // so a job stopped by a deletion never writes the row again.
@@ -154,7 +159,13 @@ func (s *Store) SaveImport(ctx context.Context, id string, imp Import) error {
 		And(expression.AttributeNotExists(n("status")).Or(n("status").NotEqual(expression.Value(StatusDeleting)))).
 		And(n("import.id").Equal(expression.Value(imp.ID))).
 		And(n("import.state").Equal(expression.Value(ImportRunning)))
-	return s.update(ctx, "save import", id, cond, expression.Set(n("import"), expression.Value(av)))
+	upd := expression.Set(n("import"), expression.Value(av))
+	if imp.Unsaved != (Usage{}) {
+		upd = upd.Add(n("meal_count"), expression.Value(imp.Unsaved.Meals)).
+			Add(n("photo_bytes"), expression.Value(imp.Unsaved.PhotoBytes)).
+			Add(n("usage_rev"), expression.Value(1))
+	}
+	return s.update(ctx, "save import", id, cond, upd)
 }
 
 // MovedImport records imp, ended, as the import of the account id, the

@@ -58,8 +58,9 @@ func (s *Store) ClaimMove(ctx context.Context, oldID, newID, issuer string, now 
 }
 
 // CreateMoving writes the new row of old's move to newID, a subject of
-// issuer ("" if not known): old's email, role, name, time zone, invite
-// and created_at, status StatusMoving, move_from old.ID and move_step
+// issuer ("" if not known): old's email, role, name, time zone, invite,
+// created_at and Usage (the move copies every meal and object, counted
+// already), status StatusMoving, move_from old.ID and move_step
 // firstStep (attribute_not_exists). A row for newID that moves from
 // old.ID already is returned as it is (a re-run); any other row there
 // is ErrExists.
@@ -67,7 +68,7 @@ func (s *Store) CreateMoving(ctx context.Context, old *User, newID, issuer, firs
 	u := &User{
 		ID: newID, Email: old.Email, Role: old.Role, Name: old.Name, NameSet: old.NameSet,
 		TimeZone: old.TimeZone, InviteToken: old.InviteToken, CreatedAt: old.CreatedAt, Issuer: issuer,
-		Status: StatusMoving, MoveFrom: old.ID, MoveStep: firstStep,
+		Status: StatusMoving, MoveFrom: old.ID, MoveStep: firstStep, Usage: old.Usage,
 	}
 	err := s.Create(ctx, u)
 	if errors.Is(err, ErrExists) {

@@ -133,6 +133,13 @@ type User struct {
 	MoveFrom  string `dynamodbav:"move_from,omitempty"`
 	MoveStep  string `dynamodbav:"move_step,omitempty"`
 	MoveError string `dynamodbav:"move_error,omitempty"`
+
+	// Usage is what the account stores, as its quota (Quota) counts it:
+	// kept by the writes that change it (Store.AddUsage) and recounted
+	// by the admin monitor (Store.RepairUsage). UsageRev counts its
+	// changes, the recount's condition.
+	Usage
+	UsageRev int64 `dynamodbav:"usage_rev,omitempty"`
 }
 
 // IsAdmin reports whether u may open the admin pages.

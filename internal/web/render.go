@@ -110,7 +110,7 @@ var baseFuncs = template.FuncMap{
 	"datetime": func(t time.Time) string {
 		return t.UTC().Format("2 Jan 2006 15:04 UTC")
 	},
-	// bytes writes a size for people: "512 B", "1.5 MB", in powers of 1024.
+	// bytes writes a size for people (Bytes).
 	"bytes": func(n any) string {
 		var v float64
 		switch x := n.(type) {
@@ -121,16 +121,7 @@ var baseFuncs = template.FuncMap{
 		case uint64:
 			v = float64(x)
 		}
-		units := []string{"B", "KB", "MB", "GB", "TB"}
-		i := 0
-		for v >= 1024 && i < len(units)-1 {
-			v /= 1024
-			i++
-		}
-		if i == 0 {
-			return fmt.Sprintf("%.0f B", v)
-		}
-		return fmt.Sprintf("%.1f %s", v, units[i])
+		return bytesOf(v)
 	},
 	// percent writes a ratio from 0 to 1 as "87.5 %".
 	"percent": func(r float64) string { return fmt.Sprintf("%.1f %%", r*100) },
@@ -382,4 +373,21 @@ func Scripted(r *http.Request) bool {
 // a POST, so a reload does not resubmit.
 func Redirect(w http.ResponseWriter, r *http.Request, to string) {
 	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// Bytes writes a size of n bytes for people: "512 B", "1.5 MB", in
+// powers of 1024, as the templates' bytes function does.
+func Bytes(n int64) string { return bytesOf(float64(n)) }
+
+func bytesOf(v float64) string {
+	units := []string{"B", "KB", "MB", "GB", "TB"}
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", v)
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
 }
