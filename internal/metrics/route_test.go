@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"ndiro/internal/config"
 	"ndiro/internal/storage"
 	"ndiro/internal/version"
 )
@@ -248,5 +251,47 @@ func TestUnavailableCallCounted(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(m.retries); n != 0 {
 		t.Errorf("%d retry series for calls without attempts, want 0", n)
+	}
+}
+
+// TestCutBodyCountedUnavailable: a GetObject whose answer began but whose
+// body the storage budget cut off is one call, counted "unavailable"
+// (the series the alert watches), not "ok"; one read to its end is
+// "ok".
+func TestCutBodyCountedUnavailable(t *testing.T) {
+	ctx := context.Background()
+	m := New(version.Build{})
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		if r.URL.Path == "/photos/whole" {
+			w.Write(make([]byte, 1000))
+			return
+		}
+		w.Write(make([]byte, 10))
+		w.(http.Flusher).Flush()
+		<-release // the rest never comes
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // first: the server's Close waits for the handler
+	bounds := storage.New(config.Storage{Item: time.Second, Query: time.Second, Transfer: 300 * time.Millisecond, Attempts: 1, MaxBackoff: time.Millisecond}, slog.New(slog.DiscardHandler), time.Now)
+	creds := credentials.NewStaticCredentialsProvider("test", "test", "")
+	bucket := s3.New(s3.Options{Region: "eu-west-1", Credentials: creds, BaseEndpoint: aws.String(srv.URL), UsePathStyle: true}, bounds.S3, m.S3)
+	for key, wantErr := range map[string]bool{"cut": true, "whole": false} {
+		out, err := bucket.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("photos"), Key: aws.String(key)})
+		if err != nil {
+			t.Fatalf("GetObject(%s) = %v, want its answer to begin", key, err)
+		}
+		_, err = io.ReadAll(out.Body)
+		out.Body.Close()
+		if (err != nil) != wantErr || wantErr && !errors.Is(err, storage.ErrUnavailable) {
+			t.Fatalf("reading %s's body = %v, want an error: %v (storage.ErrUnavailable)", key, err, wantErr)
+		}
+	}
+	for result, want := range map[string]float64{"unavailable": 1, "ok": 1, "error": 0} {
+		if got := testutil.ToFloat64(m.calls.WithLabelValues("S3", "GetObject", result)); got != want {
+			t.Errorf("calls{S3 GetObject %s} = %v, want %v", result, got, want)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 	"errors"
+	"io"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -32,17 +34,53 @@ func (m *Metrics) S3(o *s3.Options) {
 
 // install adds the counting step first in the stack, outside the call
 // budget and the retry loop: one observation per call, its attempts read
-// from the retry loop's metadata.
+// from the retry loop's metadata. A GetObject is observed when its body
+// is read to the end, fails or is closed, so that a body the budget cuts
+// off counts as the unavailable call it is.
 func (m *Metrics) install(service string) func(*middleware.Stack) error {
 	return func(s *middleware.Stack) error {
 		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("ndiroMetrics",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				start := time.Now()
 				out, md, err := next.HandleInitialize(ctx, in)
-				m.observeCall(service, awsmiddleware.GetOperationName(ctx), time.Since(start), md, err)
+				op := awsmiddleware.GetOperationName(ctx)
+				if get, ok := out.Result.(*s3.GetObjectOutput); ok && err == nil && get.Body != nil {
+					get.Body = &observedBody{ReadCloser: get.Body, done: func(err error) {
+						m.observeCall(service, op, time.Since(start), md, err)
+					}}
+					return out, md, nil
+				}
+				m.observeCall(service, op, time.Since(start), md, err)
 				return out, md, err
 			}), middleware.Before)
 	}
+}
+
+// observedBody is a streamed body that reports, once, how its reading
+// ended: nil at its end or when closed early, else the read's error.
+type observedBody struct {
+	io.ReadCloser
+	once sync.Once
+	done func(error)
+}
+
+func (b *observedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.once.Do(func() {
+			if err == io.EOF {
+				b.done(nil)
+			} else {
+				b.done(err)
+			}
+		})
+	}
+	return n, err
+}
+
+func (b *observedBody) Close() error {
+	b.once.Do(func() { b.done(nil) })
+	return b.ReadCloser.Close()
 }
 
 // throttled tells a throttling refusal (the SDK's own list of codes).
