@@ -151,14 +151,15 @@ type Blobs interface {
 	Get(ctx context.Context, key string, off, n int64) (io.ReadCloser, Info, error)
 	// Head returns the blob's info, or ErrNoBlob.
 	Head(ctx context.Context, key string) (Info, error)
-	// Copy stores the bytes of src under dst with meta (ErrNoBlob if src
-	// is missing).
-	Copy(ctx context.Context, src, dst string, meta Meta) error
+	// Copy stores the bytes of src under dst with meta, or with src's
+	// own for nil (ErrNoBlob if src is missing).
+	Copy(ctx context.Context, src, dst string, meta *Meta) error
 	// Delete removes the blobs at keys; missing ones are no error.
 	Delete(ctx context.Context, keys ...string) error
 	// List returns up to limit blobs whose keys begin with prefix and
 	// sort after after, in byte order, and the key to list after next
-	// ("" when there are no more).
+	// ("" when there are no more). Its Infos carry Key, Size and
+	// Modified; Meta comes with Head and Get.
 	List(ctx context.Context, prefix, after string, limit int) ([]Info, string, error)
 }
 
@@ -170,7 +171,8 @@ type Meta struct {
 	User map[string]string
 }
 
-// Info describes a stored blob.
+// Info describes a stored blob; Size is the whole blob's, also for a
+// ranged Get.
 type Info struct {
 	Key      string
 	Size     int64

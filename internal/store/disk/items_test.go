@@ -18,3 +18,19 @@ func TestItemsConformance(t *testing.T) {
 		return db
 	})
 }
+
+func TestBlobsConformance(t *testing.T) {
+	storetest.RunBlobs(t, func(t *testing.T) store.Blobs {
+		dir := t.TempDir()
+		db, err := OpenItems(filepath.Join(dir, DBFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		b, err := OpenBlobs(filepath.Join(dir, "blobs"), db, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+}
