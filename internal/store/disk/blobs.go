@@ -87,10 +87,11 @@ func (osFS) SyncDir(dir string) error {
 // Blobs is the blob engine: store.Blobs in files under dir, indexed in
 // the database of items.
 type Blobs struct {
-	dir string
-	db  *Items
-	fs  FS
-	now func() time.Time
+	dir    string
+	db     *Items
+	fs     FS
+	now    func() time.Time
+	health *health // nil: no write health kept (OpenBlobs alone)
 }
 
 var _ store.Blobs = (*Blobs)(nil)
@@ -155,6 +156,10 @@ func escapePart(p string) string {
 
 // Put implements store.Blobs.
 func (b *Blobs) Put(ctx context.Context, key string, body io.Reader, size int64, meta store.Meta) (err error) {
+	if err := b.health.ensure(); err != nil {
+		return err
+	}
+	defer func() { err = b.health.failed(err) }()
 	path := b.blobPath(key)
 	dir := filepath.Dir(path)
 	if err := b.fs.MkdirAll(dir, 0o700); err != nil {
@@ -267,7 +272,11 @@ func (b *Blobs) Copy(ctx context.Context, src, dst string, meta *store.Meta) err
 
 // Delete implements store.Blobs: the rows go first, so a crash leaves at
 // worst a file no row names.
-func (b *Blobs) Delete(ctx context.Context, keys ...string) error {
+func (b *Blobs) Delete(ctx context.Context, keys ...string) (err error) {
+	if err := b.health.ensure(); err != nil {
+		return err
+	}
+	defer func() { err = b.health.failed(err) }()
 	for _, key := range keys {
 		if _, err := b.db.w.ExecContext(ctx, "DELETE FROM blobs WHERE key = ?", key); err != nil {
 			return fmt.Errorf("disk: delete %s: %w", key, err)

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -47,8 +48,9 @@ CREATE INDEX IF NOT EXISTS items_expires ON items (expires) WHERE expires IS NOT
 
 // Items is the item engine: store.Items on a SQLite database.
 type Items struct {
-	w *sql.DB // the one writer connection
-	r *sql.DB // readers
+	w      *sql.DB // the one writer connection
+	r      *sql.DB // readers
+	health *health // nil: no write health kept (OpenItems alone)
 }
 
 var _ store.Items = (*Items)(nil)
@@ -57,11 +59,17 @@ var _ store.Items = (*Items)(nil)
 // with synchronous=FULL: a write is on disk before it is acknowledged.
 // Close it when done.
 func OpenItems(path string) (*Items, error) {
-	dsn := func(lock string) string {
-		return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)" +
-			"&_pragma=auto_vacuum(INCREMENTAL)&_txlock=" + lock
+	// The file is made the owner's only before SQLite creates it; its
+	// -wal and -shm files take the same mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("disk: open %s: %w", path, err)
 	}
-	w, err := sql.Open("sqlite", dsn("immediate"))
+	f.Close()
+	// auto_vacuum takes effect on a new database only (the schema below
+	// creates the first table); WAL is a property of the file, kept.
+	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=auto_vacuum(INCREMENTAL)"+
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("disk: open %s: %w", path, err)
 	}
@@ -72,7 +80,7 @@ func OpenItems(path string) (*Items, error) {
 		w.Close()
 		return nil, fmt.Errorf("disk: open %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", dsn("deferred")+"&_pragma=query_only(1)")
+	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)")
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("disk: open %s: %w", path, err)
@@ -155,6 +163,10 @@ func (d *Items) Delete(ctx context.Context, t store.Table, k store.Key, cond sto
 // read it, let change decide the new item (nil: delete), write, commit.
 // It returns the item before and after.
 func (d *Items) write(ctx context.Context, t store.Table, k store.Key, change func(old store.Item) (store.Item, error)) (old, updated store.Item, err error) {
+	if err := d.health.ensure(); err != nil {
+		return nil, nil, err
+	}
+	defer func() { err = d.health.failed(err) }()
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("disk: write %s: %w", t.Name, err)
@@ -315,6 +327,10 @@ func (d *Items) page(ctx context.Context, t store.Table, query string, args []an
 
 // BatchDelete implements store.Items: one transaction.
 func (d *Items) BatchDelete(ctx context.Context, t store.Table, keys []store.Key) (err error) {
+	if err := d.health.ensure(); err != nil {
+		return err
+	}
+	defer func() { err = d.health.failed(err) }()
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("disk: delete %s: %w", t.Name, err)
