@@ -18,6 +18,9 @@ func TestSize(t *testing.T) {
 	}{
 		{"ascii string", Item{"id": S("abc")}, 2 + 3},
 		{"utf-8 string", Item{"é": S("€")}, 2 + 3},
+		{"4-byte characters", Item{"notes": S("😀😀😀")}, 5 + 12},
+		{"number -0.0500", Item{"c": N("-0.0500")}, 1 + 1 + 1},
+		{"binary", Item{"z": &types.AttributeValueMemberB{Value: []byte{1, 2, 3}}}, 1 + 3},
 		{"number 12345", Item{"n": N("12345")}, 1 + 3 + 1},
 		{"number 0.00012 (zeros trimmed)", Item{"n": N("0.00012")}, 1 + 1 + 1},
 		{"number 1200", Item{"n": N("1200")}, 1 + 1 + 1},

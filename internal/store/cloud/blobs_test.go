@@ -1,7 +1,6 @@
 package cloud
 
 import (
-	"net/http/httptest"
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
@@ -20,8 +19,6 @@ func TestBlobsConformance(t *testing.T) {
 		if err := backend.CreateBucket("b"); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(gofakes3.New(backend).Server())
-		t.Cleanup(srv.Close)
-		return NewBlobs(localenv.NewS3Client(srv.URL), "b")
+		return NewBlobs(localenv.NewS3Client(inProcess(t, "s3.test", gofakes3.New(backend).Server())), "b")
 	})
 }

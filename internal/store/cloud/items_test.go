@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/http/httptest"
 	"os"
 	"testing"
 
@@ -20,12 +19,10 @@ import (
 // emulator (minidyn), or the server at NDIRO_TEST_DYNAMODB_ENDPOINT
 // (dynalite in CI), which checks sizes and validation as DynamoDB does.
 func TestItemsConformance(t *testing.T) {
-	endpoint := os.Getenv("NDIRO_TEST_DYNAMODB_ENDPOINT")
+	endpoint := localenv.Endpoint{URL: os.Getenv("NDIRO_TEST_DYNAMODB_ENDPOINT")}
 	var gaps map[string]string
-	if endpoint == "" {
-		srv := httptest.NewServer(server.NewServer())
-		t.Cleanup(srv.Close)
-		endpoint, gaps = srv.URL, minidynGaps
+	if endpoint.URL == "" {
+		endpoint, gaps = inProcess(t, "dynamodb.test", server.NewServer()), minidynGaps
 	}
 	db := localenv.NewDynamoClient(endpoint)
 	var b [4]byte

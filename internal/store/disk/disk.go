@@ -13,8 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/ncruces/go-sqlite3"
 
 	"ndiro/internal/storage"
 )
@@ -211,12 +210,12 @@ func (h *health) failed(err error) error {
 // refusing a write (SQLite's FULL or IOERR, or a file write's errno),
 // else nil.
 func diskCause(err error) error {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_FULL:
+	var code sqlite3.ErrorCode
+	if errors.As(err, &code) {
+		switch code {
+		case sqlite3.FULL:
 			return storage.ErrFull
-		case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY:
+		case sqlite3.IOERR, sqlite3.READONLY:
 			return storage.Cause(err)
 		}
 		return nil

@@ -13,11 +13,12 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/shopspring/decimal"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, CGo-free
+	_ "github.com/ncruces/go-sqlite3/driver" // the "sqlite3" database/sql driver, CGo-free
 
 	"ndiro/internal/store"
 )
@@ -66,9 +67,12 @@ func OpenItems(path string) (*Items, error) {
 		return nil, fmt.Errorf("disk: open %s: %w", path, err)
 	}
 	f.Close()
-	// auto_vacuum takes effect on a new database only (the schema below
-	// creates the first table); WAL is a property of the file, kept.
-	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=auto_vacuum(INCREMENTAL)"+
+	// busy_timeout first (the driver runs pragmas in order); auto_vacuum
+	// takes effect on a new database only (the schema below creates the
+	// first table); WAL is a property of the file, kept; synchronous is
+	// named, as the driver's default under WAL is NORMAL (no fsync per
+	// commit).
+	w, err := sql.Open("sqlite3", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=auto_vacuum(INCREMENTAL)"+
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("disk: open %s: %w", path, err)
@@ -80,13 +84,16 @@ func OpenItems(path string) (*Items, error) {
 		w.Close()
 		return nil, fmt.Errorf("disk: open %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)")
+	r, err := sql.Open("sqlite3", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)&_txlock=deferred")
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("disk: open %s: %w", path, err)
 	}
-	r.SetMaxOpenConns(4)
-	r.SetMaxIdleConns(4)
+	// Readers no more than the cores: CPU-bound readers beyond them starve
+	// the one writer.
+	n := min(max(runtime.GOMAXPROCS(0), 2), 4)
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
 	return &Items{w: w, r: r}, nil
 }
 
