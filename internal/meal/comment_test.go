@@ -20,11 +20,11 @@ import (
 	"github.com/shopspring/decimal"
 
 	"ndiro/internal/apptest"
-	"ndiro/internal/store"
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/share"
+	"ndiro/internal/store"
 )
 
 // comment returns a comment written at at through the link shareID.

@@ -17,8 +17,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/shopspring/decimal"
 	_ "github.com/ncruces/go-sqlite3/driver" // the "sqlite3" database/sql driver, CGo-free
+	"github.com/shopspring/decimal"
 
 	"ndiro/internal/store"
 )
