@@ -84,16 +84,22 @@ func (t Table) CreateInput() *dynamodb.CreateTableInput {
 // implement it and the app checks expiry itself.
 func CreateTables(ctx context.Context, db *dynamodb.Client, tables Tables) error {
 	for _, t := range tables.All() {
-		_, err := db.CreateTable(ctx, t.CreateInput())
-		var inUse *types.ResourceInUseException
-		if err != nil && !errors.As(err, &inUse) {
-			return fmt.Errorf("dynamo: create table %s: %w", t.Name, err)
-		}
-		if err := waitActive(ctx, db, t.Name); err != nil {
+		if err := CreateTable(ctx, db, t); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// CreateTable creates t unless it is there, and waits until it is
+// ACTIVE.
+func CreateTable(ctx context.Context, db *dynamodb.Client, t Table) error {
+	_, err := db.CreateTable(ctx, t.CreateInput())
+	var inUse *types.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return fmt.Errorf("dynamo: create table %s: %w", t.Name, err)
+	}
+	return waitActive(ctx, db, t.Name)
 }
 
 // waitActive polls DescribeTable until the table is ACTIVE. The SDK's

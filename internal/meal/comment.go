@@ -14,12 +14,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"ndiro/internal/dynamo"
+	"ndiro/internal/store"
 )
 
 // Limits of comments (DESIGN.md, comments through a share link, which
 // gives the arithmetic that keeps a meals item within
-// dynamo.MaxItemBytes with room for the owner's replies).
+// store.MaxItemBytes with room for the owner's replies).
 const (
 	// MaxCommentLinks is the most links taking comments that may cover
 	// one day (share.Handler.Create refuses another; links gone count by
@@ -66,7 +66,7 @@ var (
 	// ErrCommentsFull: the link left MaxLinkComments comments on the
 	// meal already.
 	ErrCommentsFull = errors.New("link left the most comments it may on the meal")
-	// ErrNoRoom: the meals item would outgrow dynamo.MaxItemBytes with
+	// ErrNoRoom: the meals item would outgrow store.MaxItemBytes with
 	// the comment (a state the bounds on links and comments rule out;
 	// this refusal keeps a write DynamoDB would refuse from being tried).
 	ErrNoRoom = errors.New("meal has no room for another comment")
@@ -137,7 +137,7 @@ const commentAttempts = 5
 // returns ErrNotFound for a meal that is not there (moved or deleted),
 // ErrCommentsFull for one holding MaxLinkComments of c's link (other
 // links' comments never count) and ErrNoRoom for one whose item would
-// outgrow dynamo.MaxItemBytes. A write whose answer was lost, sent again
+// outgrow store.MaxItemBytes. A write whose answer was lost, sent again
 // by the SDK, finds its own comment and is no error.
 // The owner's fields are written back as read, and Update merges the new
 // comment into an edit made from an older read.
@@ -180,7 +180,7 @@ func (s *Store) CopyComments(ctx context.Context, m *Meal, cs map[string]Comment
 // or a move copying comments twice). A max above 0 refuses with
 // ErrCommentsFull once the row would hold more than max of one link's
 // comments, and with ErrNoRoom once its item would outgrow
-// dynamo.MaxItemBytes.
+// store.MaxItemBytes.
 func (s *Store) putComments(ctx context.Context, userID string, d Date, id string, cs []Comment, max int) error {
 	for range commentAttempts {
 		m, err := s.Get(ctx, userID, d, id)
@@ -208,7 +208,7 @@ func (s *Store) putComments(ctx context.Context, userID string, d Date, id strin
 		if max > 0 {
 			if item, err := attributevalue.MarshalMap(m); err != nil {
 				return fmt.Errorf("encode: %w", err)
-			} else if dynamo.ItemSize(item) > dynamo.MaxItemBytes {
+			} else if store.Size(item) > store.MaxItemBytes {
 				return ErrNoRoom
 			}
 		}

@@ -20,11 +20,11 @@ import (
 	"github.com/shopspring/decimal"
 
 	"ndiro/internal/apptest"
-	"ndiro/internal/dynamo"
 	"ndiro/internal/localenv"
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/share"
+	"ndiro/internal/store"
 )
 
 // comment returns a comment written at at through the link shareID.
@@ -446,8 +446,8 @@ func TestMealAtTheCommentBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			size := dynamo.ItemSize(out.Item)
-			t.Logf("item at the bound: %d bytes as DynamoDB counts them, %d under its limit", size, dynamo.MaxItemBytes-size)
+			size := store.Size(out.Item)
+			t.Logf("item at the bound: %d bytes as DynamoDB counts them, %d under its limit", size, store.MaxItemBytes-size)
 			if size > boundItemBytes {
 				t.Errorf("item at the bound = %d bytes, over the %d DESIGN.md allows", size, boundItemBytes)
 			}
@@ -458,7 +458,7 @@ func TestMealAtTheCommentBound(t *testing.T) {
 			var probe, one meal.Meal
 			one.Comments = map[string]meal.Comment{"x": full(0, 0)}
 			entry := itemSize(t, &one) - itemSize(t, &probe)
-			fit := (dynamo.MaxItemBytes - size) / entry
+			fit := (store.MaxItemBytes - size) / entry
 			more := map[string]meal.Comment{}
 			for i := range fit {
 				c := full(meal.MaxCommentLinks+1, i)
@@ -482,7 +482,7 @@ func TestMealAtTheCommentBound(t *testing.T) {
 			}
 			_, err = db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tables.Meals.Name), Item: item})
 			if tc.char == "abcd" && (err == nil || !strings.Contains(err.Error(), "size")) {
-				t.Errorf("the server took an item of %d bytes (%v); want it refused as over its size limit", dynamo.ItemSize(item), err)
+				t.Errorf("the server took an item of %d bytes (%v); want it refused as over its size limit", store.Size(item), err)
 			}
 		})
 	}
@@ -495,7 +495,7 @@ func itemSize(t *testing.T, m *meal.Meal) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dynamo.ItemSize(item)
+	return store.Size(item)
 }
 
 // boundItemBytes is the size DESIGN.md gives for a meals item at the
