@@ -28,6 +28,7 @@ import (
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/share"
+	"ndiro/internal/store/cloud"
 	"ndiro/internal/user"
 )
 
@@ -112,7 +113,7 @@ func (w *world) holdings(t *testing.T, id string) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	invites, err := invite.NewStore(db, w.app.Tables.Invites.Name).List(ctx)
+	invites, err := invite.NewStore(cloud.NewItems(db), w.app.Tables.Invites.Seam()).List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"ndiro/internal/meal"
 	"ndiro/internal/photo"
 	"ndiro/internal/share"
+	"ndiro/internal/store/cloud"
 	"ndiro/internal/user"
 )
 
@@ -190,7 +191,7 @@ func (w *moveWorld) checkMoved(t *testing.T) {
 	if err != nil || out.Item != nil {
 		t.Errorf("email item after the move = %v, %v, want none", out.Item, err)
 	}
-	invs, err := invite.NewStore(db, w.app.Tables.Invites.Name).List(ctx)
+	invs, err := invite.NewStore(cloud.NewItems(db), w.app.Tables.Invites.Seam()).List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

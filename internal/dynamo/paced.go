@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"ndiro/internal/store"
 )
 
 // PacedPageItems caps the items of each page of a paced Scan, so one page
@@ -15,9 +17,8 @@ import (
 // it.
 const PacedPageItems = 100
 
-// Pace holds background reads to a rate: it is called with read units to
-// spend and returns once they may be spent (limit.Pacer.Wait).
-type Pace func(ctx context.Context, units int) error
+// Pace is store.Pace, for the readers not yet on the seam.
+type Pace = store.Pace
 
 // ScanPaced runs a Scan to its end for background work (the admin
 // monitor, the orphan check): each page is paid for through pace before it

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"ndiro/internal/store"
 )
 
 // Table describes one table's name and key schema. Every key attribute is a
@@ -28,6 +30,11 @@ type Table struct {
 	// on; "" means no TTL. TTL deletion lags by up to days, so the app checks
 	// expiry itself (DESIGN.md, share links and invites).
 	TTLAttribute string
+}
+
+// Seam returns t as the storage seam names a table.
+func (t Table) Seam() store.Table {
+	return store.Table{Name: t.Name, PK: t.PartitionKey, SK: t.SortKey, TTL: t.TTLAttribute}
 }
 
 // Tables are the four tables of DESIGN.md "Data model", named with a prefix.

@@ -9,13 +9,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"ndiro/internal/dynamo"
+	"ndiro/internal/store"
 	"ndiro/internal/token"
 	"ndiro/internal/user"
 )
@@ -86,34 +80,27 @@ var (
 
 // Store reads and writes the invites table.
 type Store struct {
-	db    *dynamodb.Client
-	table string
+	items store.Items
+	table store.Table
 }
 
-// NewStore returns a Store on the invites table named table.
-func NewStore(db *dynamodb.Client, table string) *Store {
-	return &Store{db: db, table: table}
+// NewStore returns a Store on the invites table t.
+func NewStore(items store.Items, t store.Table) *Store {
+	return &Store{items: items, table: t}
 }
+
+// key is the invite tok's key.
+func key(tok string) store.Key { return store.Key{PK: tok} }
 
 // Create writes a new invite with a fresh token (attribute_not_exists, so a
 // token is never reused) and returns it.
 func (s *Store) Create(ctx context.Context, inv Invite) (*Invite, error) {
 	inv.Token = token.New()
-	item, err := attributevalue.MarshalMap(inv)
+	item, err := store.Encode(inv)
 	if err != nil {
 		return nil, fmt.Errorf("invite: create: encode: %w", err)
 	}
-	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("invite_token"))).Build()
-	if err != nil {
-		return nil, fmt.Errorf("invite: create: %w", err)
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(s.table),
-		Item:                     item,
-		ConditionExpression:      cond.Condition(),
-		ExpressionAttributeNames: cond.Names(),
-	})
-	if err != nil {
+	if _, err := s.items.Put(ctx, s.table, item, store.NotExists(store.P("invite_token"))); err != nil {
 		return nil, fmt.Errorf("invite: create: %w", err)
 	}
 	return &inv, nil
@@ -124,7 +111,7 @@ func (s *Store) Get(ctx context.Context, tok string) (*Invite, error) {
 	if !token.Valid(tok) {
 		return nil, fmt.Errorf("invite: get: %w", ErrNotFound)
 	}
-	inv, found, err := dynamo.GetItemAt[Invite](ctx, s.db, s.table, key(tok))
+	inv, found, err := store.GetAs[Invite](ctx, s.items, s.table, key(tok))
 	if err != nil {
 		return nil, fmt.Errorf("invite: get: %w", err)
 	}
@@ -137,7 +124,7 @@ func (s *Store) Get(ctx context.Context, tok string) (*Invite, error) {
 // List returns every invite, newest first, by Scan (a handful per
 // deployment; DESIGN.md allows scans for admin lists).
 func (s *Store) List(ctx context.Context) ([]Invite, error) {
-	all, err := dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table)})
+	all, err := store.ScanAll[Invite](ctx, s.items, store.Scan{Table: s.table})
 	if err != nil {
 		return nil, fmt.Errorf("invite: list: %w", err)
 	}
@@ -146,7 +133,7 @@ func (s *Store) List(ctx context.Context) ([]Invite, error) {
 }
 
 // Claim marks the invite tok as claimed by userID with ONE conditional
-// UpdateItem: it must exist and be unrevoked, and either be unclaimed and
+// update: it must exist and be unrevoked, and either be unclaimed and
 // unexpired at now, or be claimed by userID already — a re-run by the
 // claimer is a no-op, even after the invite's expiry, so a sign-up whose
 // users-row write failed after the claim can be finished later (DESIGN.md,
@@ -157,59 +144,42 @@ func (s *Store) Claim(ctx context.Context, tok, userID, email string, now time.T
 	if !token.Valid(tok) {
 		return nil, fmt.Errorf("invite: claim: %w", ErrNotFound)
 	}
-	name := expression.Name
-	claimedBy, mail := name("claimed_by"), name("email")
-	expr, err := expression.NewBuilder().
-		WithCondition(expression.AttributeExists(name("invite_token")).
-			And(expression.AttributeNotExists(name("revoked_at"))).
-			And(expression.AttributeNotExists(claimedBy).And(name("expires_at").GreaterThan(expression.Value(now.Unix()))).
-				Or(claimedBy.Equal(expression.Value(userID)))).
-			And(expression.AttributeNotExists(mail).Or(mail.Equal(expression.Value(email))))).
-		WithUpdate(expression.Set(claimedBy, expression.Value(userID)).
-			Set(name("claimed_at"), expression.IfNotExists(name("claimed_at"), expression.Value(now.UTC().Format(time.RFC3339Nano))))).
-		Build()
-	if err != nil {
-		return nil, fmt.Errorf("invite: claim: %w", err)
-	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 key(tok),
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if dynamo.IsConditionFailed(err) {
-		return nil, fmt.Errorf("invite: claim: %w", s.whyRefused(ctx, tok, err, userID, email, now))
+	claimedBy, mail := store.P("claimed_by"), store.P("email")
+	cond := store.And(
+		store.Exists(store.P("invite_token")),
+		store.NotExists(store.P("revoked_at")),
+		store.Or(
+			store.And(store.NotExists(claimedBy), store.Gt(store.P("expires_at"), store.Int(now.Unix()))),
+			store.Eq(claimedBy, store.S(userID))),
+		store.Or(store.NotExists(mail), store.Eq(mail, store.S(email))))
+	update := store.Update{}.
+		Set(claimedBy, store.Value(store.S(userID))).
+		Set(store.P("claimed_at"), store.IfNotExists(store.P("claimed_at"), store.S(now.UTC().Format(time.RFC3339Nano))))
+	item, err := s.items.Update(ctx, s.table, key(tok), update, cond)
+	var refused *store.ConditionFailedError
+	if errors.As(err, &refused) {
+		return nil, fmt.Errorf("invite: claim: %w", whyRefused(refused.Current, userID, email, now))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("invite: claim: %w", err)
 	}
-	var inv Invite
-	if err := attributevalue.UnmarshalMap(out.Attributes, &inv); err != nil {
+	inv, err := store.Decode[Invite](item)
+	if err != nil {
 		return nil, fmt.Errorf("invite: claim: decode: %w", err)
 	}
 	return &inv, nil
 }
 
-// whyRefused names the sentinel for a failed claim condition, from the
-// invite the refusal was over (dynamo.RefusedItem: the old item the
-// failure returned or, if the backend returned none, a consistent read).
-// The item only picks the message; the write already decided. A read that
-// fails, or an item that does not decode, is returned as it is: no
-// sentinel fits it.
-func (s *Store) whyRefused(ctx context.Context, tok string, condErr error, userID, email string, now time.Time) error {
-	item, err := dynamo.RefusedItem(ctx, s.db, s.table, key(tok), condErr)
-	if err != nil {
-		return err
-	}
-	if len(item) == 0 {
+// whyRefused names the sentinel for a failed claim condition from the
+// invite the refusal was over (nil: none). The item only picks the
+// message; the write already decided. An item that does not decode is
+// returned as its error: no sentinel fits it.
+func whyRefused(item store.Item, userID, email string, now time.Time) error {
+	if item == nil {
 		return ErrNotFound
 	}
-	var inv Invite
-	if err := attributevalue.UnmarshalMap(item, &inv); err != nil {
+	inv, err := store.Decode[Invite](item)
+	if err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
 	switch inv.StateAt(now) {
@@ -239,17 +209,8 @@ func (s *Store) FindClaimed(ctx context.Context, userID string) (*Invite, error)
 	if userID == "" {
 		return nil, fmt.Errorf("invite: find claimed: %w", ErrNotFound)
 	}
-	expr, err := expression.NewBuilder().WithFilter(expression.Name("claimed_by").Equal(expression.Value(userID))).Build()
-	if err != nil {
-		return nil, fmt.Errorf("invite: find claimed: %w", err)
-	}
-	all, err := dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{
-		TableName:                 aws.String(s.table),
-		FilterExpression:          expr.Filter(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ConsistentRead:            aws.Bool(true),
-	})
+	all, err := store.ScanAll[Invite](ctx, s.items, store.Scan{Table: s.table, Consistent: true,
+		Filter: store.Eq(store.P("claimed_by"), store.S(userID))})
 	if err != nil {
 		return nil, fmt.Errorf("invite: find claimed: %w", err)
 	}
@@ -267,35 +228,16 @@ func (s *Store) Revoke(ctx context.Context, tok string, now time.Time) error {
 	if !token.Valid(tok) {
 		return fmt.Errorf("invite: revoke: %w", ErrNotFound)
 	}
-	name := expression.Name
-	expr, err := expression.NewBuilder().
-		WithCondition(expression.AttributeExists(name("invite_token")).And(expression.AttributeNotExists(name("claimed_by")))).
-		WithUpdate(expression.Set(name("revoked_at"), expression.IfNotExists(name("revoked_at"), expression.Value(now.UTC().Format(time.RFC3339Nano))))).
-		Build()
-	if err != nil {
-		return fmt.Errorf("invite: revoke: %w", err)
-	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
-		Key:                                 key(tok),
-		UpdateExpression:                    expr.Update(),
-		ConditionExpression:                 expr.Condition(),
-		ExpressionAttributeNames:            expr.Names(),
-		ExpressionAttributeValues:           expr.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if dynamo.IsConditionFailed(err) {
-		// Gone, or claimed: which, the invite says.
-		item, gerr := dynamo.RefusedItem(ctx, s.db, s.table, key(tok), err)
-		switch {
-		case gerr != nil:
-			return fmt.Errorf("invite: revoke: %w", gerr)
-		case len(item) == 0:
-			return fmt.Errorf("invite: revoke: %w", ErrNotFound)
-		}
+	_, err := s.items.Update(ctx, s.table, key(tok),
+		store.Update{}.Set(store.P("revoked_at"), store.IfNotExists(store.P("revoked_at"), store.S(now.UTC().Format(time.RFC3339Nano)))),
+		store.And(store.Exists(store.P("invite_token")), store.NotExists(store.P("claimed_by"))))
+	var refused *store.ConditionFailedError
+	switch {
+	case errors.As(err, &refused) && refused.Current == nil:
+		return fmt.Errorf("invite: revoke: %w", ErrNotFound)
+	case errors.As(err, &refused):
 		return fmt.Errorf("invite: revoke: %w", ErrClaimed)
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("invite: revoke: %w", err)
 	}
 	return nil
@@ -313,37 +255,22 @@ func (s *Store) DeleteFor(ctx context.Context, userID string) (int, error) {
 	if userID == "" {
 		return 0, fmt.Errorf("invite: delete for user: empty user id")
 	}
-	name := expression.Name
 	all, err := s.ofUser(ctx, userID)
-	if err != nil {
-		return 0, fmt.Errorf("invite: delete for user: %w", err)
-	}
-	unclaimed, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(name("claimed_by"))).Build()
-	if err != nil {
-		return 0, fmt.Errorf("invite: delete for user: %w", err)
-	}
-	claimedByUser, err := expression.NewBuilder().WithCondition(name("claimed_by").Equal(expression.Value(userID))).Build()
 	if err != nil {
 		return 0, fmt.Errorf("invite: delete for user: %w", err)
 	}
 	deleted := 0
 	for _, inv := range all {
-		cond := unclaimed
+		cond := store.NotExists(store.P("claimed_by"))
 		switch {
 		case inv.ClaimedBy == userID:
-			cond = claimedByUser
+			cond = store.Eq(store.P("claimed_by"), store.S(userID))
 		case inv.ClaimedBy != "":
 			continue // created by userID, claimed by someone else
 		}
-		_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName:                 aws.String(s.table),
-			Key:                       key(inv.Token),
-			ConditionExpression:       cond.Condition(),
-			ExpressionAttributeNames:  cond.Names(),
-			ExpressionAttributeValues: cond.Values(),
-		})
+		_, err := s.items.Delete(ctx, s.table, key(inv.Token), cond)
 		switch {
-		case dynamo.IsConditionFailed(err):
+		case errors.Is(err, store.ErrConditionFailed):
 			// Claimed meanwhile by someone else, or already gone.
 		case err != nil:
 			return deleted, fmt.Errorf("invite: delete for user: %w", err)
@@ -357,34 +284,23 @@ func (s *Store) DeleteFor(ctx context.Context, userID string) (int, error) {
 // Counts are the monitor's numbers of invites by state (StateAt).
 type Counts struct{ Open, Claimed, Revoked, Expired int }
 
-// Count counts the invites in each state at now with paced Select COUNT
-// Scans, for the admin monitor.
-func (s *Store) Count(ctx context.Context, pace dynamo.Pace, now time.Time) (Counts, error) {
-	name := expression.Name
-	claimed := expression.AttributeExists(name("claimed_by"))
-	unclaimed := expression.AttributeNotExists(name("claimed_by"))
-	revoked := unclaimed.And(expression.AttributeExists(name("revoked_at")))
-	expired := unclaimed.And(expression.AttributeNotExists(name("revoked_at"))).And(name("expires_at").LessThanEqual(expression.Value(now.Unix())))
+// Count counts the invites in each state at now with paced Scans, for
+// the admin monitor.
+func (s *Store) Count(ctx context.Context, pace store.Pace, now time.Time) (Counts, error) {
+	claimed := store.Exists(store.P("claimed_by"))
+	unclaimed := store.NotExists(store.P("claimed_by"))
+	revoked := store.And(unclaimed, store.Exists(store.P("revoked_at")))
+	expired := store.And(unclaimed, store.NotExists(store.P("revoked_at")), store.Le(store.P("expires_at"), store.Int(now.Unix())))
 	var c Counts
-	total, err := dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{TableName: aws.String(s.table)}, pace)
+	total, err := store.CountPaced(ctx, s.items, store.Scan{Table: s.table}, pace)
 	if err != nil {
 		return c, fmt.Errorf("invite: count: %w", err)
 	}
 	for _, f := range []struct {
-		cond expression.ConditionBuilder
+		cond store.Cond
 		n    *int
 	}{{claimed, &c.Claimed}, {revoked, &c.Revoked}, {expired, &c.Expired}} {
-		expr, err := expression.NewBuilder().WithFilter(f.cond).Build()
-		if err != nil {
-			return c, fmt.Errorf("invite: count: %w", err)
-		}
-		*f.n, err = dynamo.CountPaced(ctx, s.db, &dynamodb.ScanInput{
-			TableName:                 aws.String(s.table),
-			FilterExpression:          expr.Filter(),
-			ExpressionAttributeNames:  expr.Names(),
-			ExpressionAttributeValues: expr.Values(),
-		}, pace)
-		if err != nil {
+		if *f.n, err = store.CountPaced(ctx, s.items, store.Scan{Table: s.table, Filter: f.cond}, pace); err != nil {
 			return c, fmt.Errorf("invite: count: %w", err)
 		}
 	}
@@ -392,33 +308,18 @@ func (s *Store) Count(ctx context.Context, pace dynamo.Pace, now time.Time) (Cou
 	return c, nil
 }
 
-func key(tok string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"invite_token": &types.AttributeValueMemberS{Value: tok}}
-}
-
 // ofUser returns every invite userID created or claimed, by a paged
 // Scan that is strongly consistent: an invite created just before the
 // account was marked (deleting, moving) must be seen.
 func (s *Store) ofUser(ctx context.Context, userID string) ([]Invite, error) {
-	name := expression.Name
-	filter := name("created_by").Equal(expression.Value(userID)).Or(name("claimed_by").Equal(expression.Value(userID)))
-	expr, err := expression.NewBuilder().WithFilter(filter).Build()
-	if err != nil {
-		return nil, err
-	}
-	return dynamo.ScanAll[Invite](ctx, s.db, &dynamodb.ScanInput{
-		TableName:                 aws.String(s.table),
-		ConsistentRead:            aws.Bool(true),
-		FilterExpression:          expr.Filter(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
+	return store.ScanAll[Invite](ctx, s.items, store.Scan{Table: s.table, Consistent: true,
+		Filter: store.Or(store.Eq(store.P("created_by"), store.S(userID)), store.Eq(store.P("claimed_by"), store.S(userID)))})
 }
 
 // MoveUser gives fromID's invites to toID (the move of an account to a
 // new subject): created_by of the invites they made and claimed_by of the
 // one they signed up with. A strongly consistent paged Scan finds them;
-// each attribute is re-pointed with an UpdateItem conditional on it still
+// each attribute is re-pointed with an update conditional on it still
 // naming fromID, so it can be re-run. It returns how many invites it
 // changed.
 func (s *Store) MoveUser(ctx context.Context, fromID, toID string) (int, error) {
@@ -435,22 +336,10 @@ func (s *Store) MoveUser(ctx context.Context, fromID, toID string) (int, error) 
 			if (attr == "created_by" && inv.CreatedBy != fromID) || (attr == "claimed_by" && inv.ClaimedBy != fromID) {
 				continue
 			}
-			e, err := expression.NewBuilder().
-				WithCondition(expression.Name(attr).Equal(expression.Value(fromID))).
-				WithUpdate(expression.Set(expression.Name(attr), expression.Value(toID))).Build()
-			if err != nil {
-				return moved, fmt.Errorf("invite: move user: %w", err)
-			}
-			_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName:                 aws.String(s.table),
-				Key:                       key(inv.Token),
-				UpdateExpression:          e.Update(),
-				ConditionExpression:       e.Condition(),
-				ExpressionAttributeNames:  e.Names(),
-				ExpressionAttributeValues: e.Values(),
-			})
+			_, err := s.items.Update(ctx, s.table, key(inv.Token),
+				store.Update{}.Set(store.P(attr), store.Value(store.S(toID))), store.Eq(store.P(attr), store.S(fromID)))
 			switch {
-			case dynamo.IsConditionFailed(err):
+			case errors.Is(err, store.ErrConditionFailed):
 				// Gone (TTL) or moved already.
 			case err != nil:
 				return moved, fmt.Errorf("invite: move user: %w", err)

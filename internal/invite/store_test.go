@@ -19,6 +19,7 @@ import (
 	"ndiro/internal/dynamo"
 	"ndiro/internal/invite"
 	"ndiro/internal/localenv"
+	"ndiro/internal/store/cloud"
 	"ndiro/internal/token"
 	"ndiro/internal/user"
 )
@@ -26,7 +27,7 @@ import (
 func newStore(t *testing.T) *invite.Store {
 	t.Helper()
 	env, tables := apptest.Local(t)
-	return invite.NewStore(env.DynamoDB, tables.Invites.Name)
+	return invite.NewStore(cloud.NewItems(env.DynamoDB), tables.Invites.Seam())
 }
 
 func TestClaim(t *testing.T) {
@@ -136,9 +137,9 @@ func TestClaimRace(t *testing.T) {
 	const n = 5
 	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 	env, tables := apptest.Local(t, writeBarrier(n))
-	s := invite.NewStore(env.DynamoDB, tables.Invites.Name)
+	s := invite.NewStore(cloud.NewItems(env.DynamoDB), tables.Invites.Seam())
 	// The invite is written through a client without the barrier.
-	inv, err := invite.NewStore(localenv.NewDynamoClient(env.DynamoEndpoint), tables.Invites.Name).Create(ctx, invite.Invite{
+	inv, err := invite.NewStore(cloud.NewItems(localenv.NewDynamoClient(env.DynamoEndpoint)), tables.Invites.Seam()).Create(ctx, invite.Invite{
 		Role: user.RoleOwner, CreatedBy: "admin", CreatedAt: now, ExpiresAt: now.Add(time.Hour).Unix(),
 	})
 	if err != nil {
@@ -176,7 +177,7 @@ func TestRefusalReadFails(t *testing.T) {
 	ctx := context.Background()
 	faults := &apptest.Faults{}
 	env, tables := apptest.Local(t, faults.DynamoOption())
-	s := invite.NewStore(env.DynamoDB, tables.Invites.Name)
+	s := invite.NewStore(cloud.NewItems(env.DynamoDB), tables.Invites.Seam())
 	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 	missing := token.New() // no such invite: the refusal carries no item
 	faults.Fail("GetItem", tables.Invites.Name, 0)
@@ -238,7 +239,7 @@ func TestCreateGetList(t *testing.T) {
 	ctx := context.Background()
 	faults := &apptest.Faults{}
 	env, tables := apptest.Local(t, faults.DynamoOption())
-	s := invite.NewStore(env.DynamoDB, tables.Invites.Name)
+	s := invite.NewStore(cloud.NewItems(env.DynamoDB), tables.Invites.Seam())
 	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 	f := fixture{t, s, now}
 	older := f.create("admin", invite.Invite{Email: "ana@example.com", CreatedAt: now.Add(-time.Hour)})
@@ -294,7 +295,7 @@ func TestRefusalNamesTheState(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	env, tables := apptest.Local(t)
-	s := invite.NewStore(env.DynamoDB, tables.Invites.Name)
+	s := invite.NewStore(cloud.NewItems(env.DynamoDB), tables.Invites.Seam())
 	now := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 	f := fixture{t, s, now}
 	claimed := f.create("admin", invite.Invite{})
@@ -382,9 +383,9 @@ func TestDeleteFor(t *testing.T) {
 	var env *localenv.Env
 	var tables dynamo.Tables
 	env, tables = apptest.Local(t, claimBefore(&raced, func() *invite.Store {
-		return invite.NewStore(localenv.NewDynamoClient(env.DynamoEndpoint), tables.Invites.Name)
+		return invite.NewStore(cloud.NewItems(localenv.NewDynamoClient(env.DynamoEndpoint)), tables.Invites.Seam())
 	}, now))
-	s := invite.NewStore(env.DynamoDB, tables.Invites.Name)
+	s := invite.NewStore(cloud.NewItems(env.DynamoDB), tables.Invites.Seam())
 	f := fixture{t, s, now}
 	open := f.create("a", invite.Invite{})
 	expired := f.create("a", invite.Invite{ExpiresAt: now.Add(-time.Hour).Unix()})
@@ -425,7 +426,7 @@ func TestDeleteForFails(t *testing.T) {
 	ctx := context.Background()
 	faults := &apptest.Faults{}
 	env, tables := apptest.Local(t, faults.DynamoOption())
-	s := invite.NewStore(env.DynamoDB, tables.Invites.Name)
+	s := invite.NewStore(cloud.NewItems(env.DynamoDB), tables.Invites.Seam())
 	f := fixture{t, s, time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)}
 	f.create("a", invite.Invite{})
 	f.create("a", invite.Invite{})

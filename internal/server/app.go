@@ -27,6 +27,8 @@ import (
 	"ndiro/internal/photo"
 	"ndiro/internal/readiness"
 	"ndiro/internal/share"
+	"ndiro/internal/store"
+	"ndiro/internal/store/cloud"
 	"ndiro/internal/user"
 	"ndiro/internal/version"
 	"ndiro/internal/web"
@@ -40,6 +42,9 @@ type Backends struct {
 	S3       *s3.Client
 	Bucket   string
 	Tables   dynamo.Tables
+	// Items is the storage seam's items (package store) the stores that
+	// have moved onto it use; nil is the DynamoDB engine on DynamoDB.
+	Items store.Items
 	// Provider is the OIDC identity provider (Google, another provider, or
 	// the local mock).
 	Provider auth.Provider
@@ -269,7 +274,11 @@ func Build(ctx context.Context, cfg config.Config, b Backends, log *slog.Logger,
 	// (the store hashes tokens itself: HashTokenInStore stays off).
 	signedIn := user.NewSessions(users, user.SessionDeps{UserIDOf: auth.SessionCodec{}.UserID, Log: log})
 	sessions.Store = signedIn
-	invites := invite.NewStore(b.DynamoDB, b.Tables.Invites.Name)
+	items := b.Items
+	if items == nil {
+		items = cloud.NewItems(b.DynamoDB)
+	}
+	invites := invite.NewStore(items, b.Tables.Invites.Seam())
 	meals := meal.NewStore(b.DynamoDB, b.Tables.Meals.Name)
 	shares := share.NewStore(b.DynamoDB, b.Tables.Shares.Name, now)
 	photos := photo.NewStore(b.S3, b.Bucket)
